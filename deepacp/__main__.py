@@ -1,0 +1,5 @@
+import sys
+
+from deepacp.cli import main
+
+sys.exit(main())

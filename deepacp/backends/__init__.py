@@ -1,0 +1,25 @@
+"""Backends: where the agent's files live and whether it has a shell."""
+
+from deepacp.backends.composite import CompositeBackend
+from deepacp.backends.errors import BackendError, NotFoundError, PathError
+from deepacp.backends.filesystem import FilesystemBackend
+from deepacp.backends.protocol import Backend, Entry, ExecuteResult, GrepMatch
+from deepacp.backends.shell import LocalShellBackend
+from deepacp.backends.state import StateBackend, state_scope
+from deepacp.backends.store import StoreBackend
+
+__all__ = [
+    "Backend",
+    "BackendError",
+    "CompositeBackend",
+    "Entry",
+    "ExecuteResult",
+    "FilesystemBackend",
+    "GrepMatch",
+    "LocalShellBackend",
+    "NotFoundError",
+    "PathError",
+    "StateBackend",
+    "StoreBackend",
+    "state_scope",
+]

@@ -1,0 +1,206 @@
+"""FilesystemBackend: the editor workspace on disk, confined to its root."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from deepacp.backends import search
+from deepacp.backends.errors import BackendError, NotFoundError, PathError
+from deepacp.backends.paths import clean_path, confine, to_workspace_path
+from deepacp.backends.protocol import MAX_TEXT_BYTES, Backend, Entry, GrepMatch
+
+MAX_LS_ENTRIES = 1000
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """Decode file bytes as UTF-8 text, or explain why they are not text."""
+    if b"\0" in data[:8192]:
+        raise BackendError(f"{path} is a binary file; it cannot be read or edited as text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BackendError(
+            f"{path} is not UTF-8 text (invalid byte at offset {exc.start}); "
+            "it cannot be read or edited as text"
+        ) from None
+
+
+def atomic_write(target: Path, content: str) -> None:
+    """Write through a temporary file and a rename, keeping the old file's permissions."""
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_UMASK
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+class FilesystemBackend(Backend):
+    """Files under `root_dir` on disk; nothing outside it is reachable."""
+
+    def __init__(self, root_dir: str | Path, *, use_ripgrep: bool | None = None) -> None:
+        given = Path(root_dir).expanduser().absolute()
+        if not given.is_dir():
+            raise ValueError(f"workspace root {given} is not a directory")
+        self.root = given.resolve()
+        # Accept absolute paths under the root as given and as resolved (symlinked homes).
+        self._roots = tuple(dict.fromkeys([given.as_posix(), self.root.as_posix()]))
+        self.use_ripgrep = use_ripgrep
+
+    def workspace_path(self, path: str) -> str:
+        error: PathError | None = None
+        for root in self._roots:
+            try:
+                return to_workspace_path(path, root)
+            except PathError as exc:
+                error = exc
+        assert error is not None
+        raise error
+
+    def disk_path(self, path: str) -> Path:
+        relative = self.workspace_path(path)
+        return self.root / relative if relative else self.root
+
+    def _real(self, path: str, *, follow_final: bool = True) -> tuple[str, Path]:
+        relative = self.workspace_path(path)
+        return relative, confine(self.root, relative, follow_final=follow_final)
+
+    def _stat(self, relative: str, real: Path) -> os.stat_result:
+        try:
+            return real.stat()
+        except FileNotFoundError:
+            raise NotFoundError(f"{relative or '.'}: no such file or directory") from None
+        except OSError as exc:
+            raise BackendError(f"{relative or '.'}: {exc.strerror}") from None
+
+    async def ls(self, path: str = "") -> list[Entry]:
+        relative, real = self._real(path)
+        if not stat.S_ISDIR(self._stat(relative, real).st_mode):
+            raise BackendError(f"{relative} is a file, not a directory; use read_file")
+        entries: list[Entry] = []
+        for child in sorted(os.scandir(real), key=lambda e: e.name)[:MAX_LS_ENTRIES]:
+            child_path = f"{relative}/{child.name}" if relative else child.name
+            try:
+                is_dir = child.is_dir()
+                size = None if is_dir else child.stat().st_size
+            except OSError:
+                is_dir, size = False, None
+            entries.append(Entry(child_path, is_dir, size))
+        return entries
+
+    async def read_text(self, path: str) -> str:
+        relative, real = self._real(path)
+        info = self._stat(relative, real)
+        if stat.S_ISDIR(info.st_mode):
+            raise BackendError(f"{relative or '.'} is a directory; use ls to list it")
+        if not stat.S_ISREG(info.st_mode):
+            raise BackendError(f"{relative} is not a regular file")
+        if info.st_size > MAX_TEXT_BYTES:
+            raise BackendError(
+                f"{relative} is {info.st_size / 1e6:.1f} MB, too large to read whole; "
+                "use grep to find the lines you need"
+            )
+        try:
+            data = real.read_bytes()
+        except OSError as exc:
+            raise BackendError(f"{relative}: {exc.strerror}") from None
+        return decode_text(data, relative)
+
+    async def write_text(self, path: str, content: str) -> None:
+        relative, real = self._real(path)
+        if not relative:
+            raise BackendError("cannot write to the workspace root itself; give a file path")
+        if real.is_dir():
+            raise BackendError(f"{relative} is a directory")
+        if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
+            raise BackendError(f"content for {relative} is larger than {MAX_TEXT_BYTES} bytes")
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(real, content)
+        except OSError as exc:
+            raise BackendError(f"cannot write {relative}: {exc.strerror}") from None
+
+    async def delete(self, path: str) -> None:
+        relative, real = self._real(path, follow_final=False)
+        if not relative:
+            raise BackendError("refusing to delete the workspace root")
+        try:
+            if real.is_symlink() or not real.is_dir():
+                real.unlink()
+            else:
+                real.rmdir()
+        except FileNotFoundError:
+            raise NotFoundError(f"{relative}: no such file or directory") from None
+        except OSError as exc:
+            if real.is_dir():
+                raise BackendError(f"{relative} is a directory that is not empty") from None
+            raise BackendError(f"cannot delete {relative}: {exc.strerror}") from None
+
+    def _search_start(self, path: str) -> str:
+        relative, real = self._real(path)
+        self._stat(relative, real)
+        return relative
+
+    async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
+        start = self._search_start(path)
+        pattern = glob_pattern(pattern, self)
+        last = pattern.rsplit("/", 1)[-1]
+        name_glob = None if "**" in last else last  # lets rg skip most files itself
+        files = await search.list_files(
+            self.root, start, name_glob=name_glob, use_rg=self.use_ripgrep
+        )
+        prefix = f"{start}/" if start else ""
+        matched = [f for f in files if search.glob_matches(pattern, f.removeprefix(prefix))]
+        return matched[:limit]
+
+    async def grep(
+        self,
+        pattern: str,
+        path: str = "",
+        glob: str | None = None,
+        *,
+        regex: bool = False,
+        ignore_case: bool = False,
+        limit: int = 1000,
+    ) -> list[GrepMatch]:
+        start = self._search_start(path)
+        return await search.grep_files(
+            self.root,
+            pattern,
+            start,
+            glob,
+            regex=regex,
+            ignore_case=ignore_case,
+            limit=limit,
+            use_rg=self.use_ripgrep,
+        )
+
+
+def glob_pattern(pattern: str, backend: Backend) -> str:
+    """Validate a glob pattern; an absolute one must point inside the workspace."""
+    if not pattern or "\0" in pattern:
+        raise BackendError("glob pattern is empty")
+    if pattern.startswith("/"):
+        pattern = backend.workspace_path(pattern) or "*"
+    if ".." in pattern.split("/"):
+        raise PathError(f"glob pattern {pattern!r} climbs out of the search directory")
+    clean_path(pattern.replace("*", "x").replace("?", "x"))
+    return pattern

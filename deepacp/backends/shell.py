@@ -1,0 +1,142 @@
+"""LocalShellBackend: the workspace on disk plus a local shell (no sandbox)."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import inspect
+import os
+import re
+import signal
+from pathlib import Path
+
+from deepacp.backends.errors import BackendError
+from deepacp.backends.filesystem import FilesystemBackend
+from deepacp.backends.protocol import ExecuteResult, OutputCallback
+
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 3600.0
+DEFAULT_MAX_OUTPUT = 1_000_000
+
+# Credentials the agent's own process needs are not handed to the commands it runs.
+_SECRET_NAME = re.compile(r"(_API_KEY|_SECRET_KEY|_ACCESS_KEY)$|^DEEPACP_", re.IGNORECASE)
+
+_QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "NO_COLOR": "1"}
+
+
+def command_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for agent commands: ours, minus credentials, with pagers off."""
+    env = {k: v for k, v in (base if base is not None else os.environ).items()}
+    for name in [n for n in env if _SECRET_NAME.search(n)]:
+        del env[name]
+    env.update(_QUIET_ENV)
+    return env
+
+
+class _Capture:
+    """Keeps the head and tail of a command's output within a character budget."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(1, limit // 2)
+        self.head = ""
+        self.tail = ""
+        self.dropped = 0
+
+    def add(self, text: str) -> None:
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += text[:room]
+            text = text[room:]
+        if text:
+            self.tail += text
+            if len(self.tail) > self.half:
+                self.dropped += len(self.tail) - self.half
+                self.tail = self.tail[-self.half :]
+
+    def text(self) -> str:
+        middle = f"\n… [{self.dropped} characters of output omitted] …\n" if self.dropped else ""
+        return self.head + middle + self.tail
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class LocalShellBackend(FilesystemBackend):
+    """FilesystemBackend plus `execute` in the workspace root.
+
+    Each command runs in its own process group; on timeout or cancel the whole group is
+    killed. Commands are not sandboxed: approvals are what protects the user.
+    """
+
+    can_execute = True
+
+    def __init__(
+        self,
+        root_dir: str | Path,
+        *,
+        default_timeout: float = DEFAULT_TIMEOUT,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        env: dict[str, str] | None = None,
+        use_ripgrep: bool | None = None,
+    ) -> None:
+        super().__init__(root_dir, use_ripgrep=use_ripgrep)
+        self.default_timeout = default_timeout
+        self.max_output = max_output
+        self.env = command_environment(env)
+
+    async def execute(
+        self, command: str, timeout: float | None = None, on_output: OutputCallback | None = None
+    ) -> ExecuteResult:
+        if not command.strip():
+            raise BackendError("command is empty")
+        if timeout is None:
+            timeout = self.default_timeout
+        if not 0 < timeout <= MAX_TIMEOUT:
+            raise BackendError(f"timeout must be between 0 and {MAX_TIMEOUT:.0f} seconds")
+        proc = await asyncio.create_subprocess_shell(
+            command,
+            cwd=self.root,
+            env=self.env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        capture = _Capture(self.max_output)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+        async def pump() -> None:
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(65536):
+                text = decoder.decode(chunk)
+                capture.add(text)
+                if on_output is not None and text:
+                    result = on_output(text)
+                    if inspect.isawaitable(result):
+                        await result
+            capture.add(decoder.decode(b"", final=True))
+            await proc.wait()
+
+        timed_out = False
+        try:
+            await asyncio.wait_for(pump(), timeout)
+        except TimeoutError:
+            timed_out = True
+        finally:
+            # Kill the group on timeout or cancel, and reap background children too.
+            _kill_group(proc)
+            if proc.returncode is None:
+                try:
+                    await asyncio.shield(proc.wait())
+                except asyncio.CancelledError:
+                    pass
+        return ExecuteResult(
+            output=capture.text(),
+            exit_code=None if timed_out else proc.returncode,
+            truncated=capture.dropped > 0,
+            timed_out=timed_out,
+        )

@@ -1,0 +1,58 @@
+"""The `deepacp` command line.
+
+`deepacp --stdio` is what editors start; it stays on a light import path so `initialize`
+is answered before LangChain loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from deepacp._version import __version__
+
+USAGE_EXAMPLES = """\
+examples:
+  deepacp --stdio                       ACP agent server for Zed, JetBrains and other ACP clients
+  deepacp demo                          an offline demo on a copy of a small example project
+  deepacp run --model anthropic:claude-sonnet-4-5 "add type hints to utils.py"
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deepacp",
+        description="A deep coding agent that lives in your editor.",
+        epilog=USAGE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"deepacp {__version__}")
+    parser.add_argument(
+        "--stdio", action="store_true", help="serve the Agent Client Protocol on stdin/stdout"
+    )
+    parser.add_argument("--model", help="model spec, such as anthropic:claude-sonnet-4-5")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    from deepacp.errors import DeepacpError
+
+    try:
+        if args.command == "demo":
+            from deepacp.demo import run_demo
+
+            return run_demo()
+        build_parser().print_help()
+        return 0
+    except DeepacpError as exc:
+        print(f"deepacp: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

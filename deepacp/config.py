@@ -1,0 +1,48 @@
+"""Where deepacp keeps its state, and the user's config file (`$DEEPACP_HOME/config.toml`).
+
+config.toml keys (all optional)::
+
+    model = "anthropic:claude-sonnet-4-5"        # the default model spec
+    models = ["anthropic:claude-sonnet-4-5", "openai:gpt-5.1"]   # offered in model pickers
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deepacp.errors import ConfigError
+
+
+def deepacp_home() -> Path:
+    """`$DEEPACP_HOME`, else `~/.deepacp`."""
+    value = os.environ.get("DEEPACP_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".deepacp"
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    model: str | None = None
+    models: tuple[str, ...] = field(default_factory=tuple)
+
+
+def load_config(home: Path | None = None) -> UserConfig:
+    """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
+    path = (home or deepacp_home()) / "config.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return UserConfig()
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    model = data.get("model")
+    models = data.get("models", [])
+    if model is not None and not isinstance(model, str):
+        raise ConfigError(
+            f"{path}: 'model' must be a string such as \"anthropic:claude-sonnet-4-5\""
+        )
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        raise ConfigError(f"{path}: 'models' must be a list of model spec strings")
+    return UserConfig(model=model, models=tuple(models))

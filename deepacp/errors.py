@@ -1,0 +1,20 @@
+"""The few named exceptions deepacp's control flow uses.
+
+Every message is one line a user can act on: what went wrong and what to do.
+"""
+
+
+class DeepacpError(Exception):
+    """Base class: an error whose message is shown to the user as is."""
+
+
+class ConfigError(DeepacpError):
+    """The configuration (flags, environment, config file) cannot be used."""
+
+
+class ModelConfigError(ConfigError):
+    """No usable model: nothing configured, a missing provider package, or a missing key."""
+
+
+class ScriptError(ConfigError):
+    """A scripted-model script file cannot be loaded."""

@@ -1,0 +1,105 @@
+"""create_deep_agent: the ordered middleware stack on LangChain's create_agent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
+from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
+from langchain_core.language_models import BaseChatModel
+
+from deepacp.backends.composite import CompositeBackend
+from deepacp.backends.protocol import Backend
+from deepacp.backends.state import StateBackend
+from deepacp.harness.middleware.filesystem import (
+    HISTORY_DIR,
+    LARGE_RESULTS_DIR,
+    FilesystemMiddleware,
+)
+from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
+from deepacp.harness.prompts import BASE_PROMPT
+from deepacp.harness.state import DeepAgentState
+
+SCRATCH_DIRS = (LARGE_RESULTS_DIR, HISTORY_DIR)
+
+
+def with_scratch_routes(backend: Backend) -> Backend:
+    """Make sure offloaded results and evicted inputs have somewhere to go.
+
+    Unless the caller routed them already, `/large_tool_results/` and
+    `/conversation_history/` live in the thread's state.
+    """
+    if isinstance(backend, CompositeBackend):
+        routed = {prefix for prefix, _ in backend.routes}
+        missing = {d: StateBackend(d) for d in SCRATCH_DIRS if d not in routed}
+        if not missing:
+            return backend
+        return CompositeBackend(backend.default, {**dict(backend.routes), **missing})
+    return CompositeBackend(backend, {d: StateBackend(d) for d in SCRATCH_DIRS})
+
+
+def assemble(
+    builtins: list[AgentMiddleware], caller: Sequence[AgentMiddleware], insert_at: int
+) -> list[AgentMiddleware]:
+    """Caller middleware replaces a built-in of the same name in place; the rest is
+    inserted at `insert_at` (after the core, before the tail). Built-ins cannot be dropped."""
+    stack = list(builtins)
+    by_name = {m.name: i for i, m in enumerate(stack)}
+    extra = []
+    for m in caller:
+        if m.name in by_name:
+            stack[by_name[m.name]] = m
+        else:
+            extra.append(m)
+    return stack[:insert_at] + extra + stack[insert_at:]
+
+
+def create_deep_agent(
+    model: str | BaseChatModel,
+    tools: Sequence[Any] = (),
+    *,
+    system_prompt: str | None = None,
+    middleware: Sequence[AgentMiddleware] = (),
+    backend: Backend | None = None,
+    interrupt_on: dict[str, bool | InterruptOnConfig] | None = None,
+    checkpointer: Any = None,
+    store: Any = None,
+    name: str | None = None,
+) -> Any:
+    """Build a deep agent: file tools over `backend`, history repair, caller middleware and
+    human approval, on LangChain's agent loop. Returns the compiled LangGraph graph; run it
+    with `ainvoke` / `astream` (the tools are async) and a `thread_id` when checkpointed.
+
+    `model` is a chat model or a spec string (see `deepacp.models.resolve_model`).
+    `backend` defaults to a `StateBackend` (files in the thread's state).
+    """
+    if isinstance(model, str):
+        from deepacp.models import resolve_model
+
+        model = resolve_model(model)
+    backend = with_scratch_routes(backend or StateBackend())
+
+    # The stack, outermost first. Each entry is one concern:
+    core: list[AgentMiddleware] = [
+        FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
+        PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
+    ]
+    tail: list[AgentMiddleware] = []
+    if interrupt_on:
+        # Approval, innermost so it asks just before the tool runs (one interrupt per call).
+        tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
+    stack = assemble(core + tail, middleware, insert_at=len(core))
+
+    prompt = BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"
+    return create_agent(
+        model,
+        list(tools),
+        system_prompt=prompt,
+        middleware=stack,
+        state_schema=DeepAgentState,
+        checkpointer=checkpointer,
+        store=store,
+        name=name,
+    )

@@ -1,0 +1,1 @@
+"""One middleware per capability; create_deep_agent orders them."""

@@ -1,0 +1,61 @@
+"""The agent's checkpointed state: an append-only message log stored as deltas, and files."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired, Required
+
+from langchain.agents.middleware import AgentState
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    RemoveMessage,
+    convert_to_messages,
+    message_chunk_to_message,
+)
+from langgraph.channels import DeltaChannel
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from deepacp.backends.state import FileRecord, merge_files
+
+
+def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessage]:
+    """Batch reducer for the messages delta channel (add_messages semantics).
+
+    New messages append; a message with a known id replaces it; `RemoveMessage(id)` drops
+    one; `RemoveMessage(REMOVE_ALL_MESSAGES)` starts over. Batching-invariant, as
+    DeltaChannel requires, so a checkpoint stores only each step's new messages.
+    """
+    flat: list[Any] = []
+    for write in writes:
+        flat.extend(write if isinstance(write, list) else [write])
+    incoming = [
+        message_chunk_to_message(m) if isinstance(m, BaseMessageChunk) else m
+        for m in convert_to_messages(flat)
+    ]
+    if state and not isinstance(state[0], BaseMessage):
+        state = convert_to_messages(state)
+    result: list[AnyMessage | None] = list(state)
+    index = {m.id: i for i, m in enumerate(result) if m is not None and m.id is not None}
+    for message in incoming:
+        if isinstance(message, RemoveMessage):
+            if message.id == REMOVE_ALL_MESSAGES:
+                result, index = [], {}
+            elif message.id in index:
+                result[index.pop(message.id)] = None
+            continue
+        if message.id is not None and message.id in index:
+            result[index[message.id]] = message
+        else:
+            if message.id is not None:
+                index[message.id] = len(result)
+            result.append(message)
+    return [m for m in result if m is not None]
+
+
+class DeepAgentState(AgentState):
+    """State of a deepacp agent thread."""
+
+    # Stored as per-step deltas: checkpoint size grows linearly with the thread.
+    messages: Required[Annotated[list[AnyMessage], DeltaChannel(append_messages)]]
+    files: NotRequired[Annotated[dict[str, FileRecord], merge_files]]

@@ -1,0 +1,91 @@
+"""Model specs: `provider:model` for any LangChain chat model, `scripted:PATH` offline.
+
+Which model: the `--model` flag, else `DEEPACP_MODEL`, else `model` in
+`$DEEPACP_HOME/config.toml`. Provider packages are optional extras imported only when asked
+for; a missing package or API key is one readable `ModelConfigError` line.
+`openai:` honours `OPENAI_BASE_URL`, which is how OpenAI-compatible local servers are used.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from deepacp.config import load_config
+from deepacp.errors import ModelConfigError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+SCRIPTED = "scripted"
+
+
+@dataclass(frozen=True)
+class Provider:
+    package: str
+    extra: str
+    key_env: str | None
+
+
+PROVIDERS = {
+    "anthropic": Provider("langchain_anthropic", "anthropic", "ANTHROPIC_API_KEY"),
+    "openai": Provider("langchain_openai", "openai", "OPENAI_API_KEY"),
+    "ollama": Provider("langchain_ollama", "ollama", None),
+}
+
+
+def configured_spec(flag: str | None = None) -> str:
+    """The model spec in effect, or a `ModelConfigError` naming what to set."""
+    spec = flag or os.environ.get("DEEPACP_MODEL") or load_config().model
+    if not spec:
+        raise ModelConfigError(
+            "no model configured: pass --model PROVIDER:MODEL, set DEEPACP_MODEL, or put "
+            'model = "anthropic:claude-sonnet-4-5" in $DEEPACP_HOME/config.toml '
+            "(try `deepacp demo` for an offline run)"
+        )
+    return spec
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    provider, sep, name = spec.partition(":")
+    if not sep or not provider or not name:
+        raise ModelConfigError(
+            f"model spec {spec!r} is not PROVIDER:MODEL (for example anthropic:claude-sonnet-4-5)"
+        )
+    return provider.strip().lower(), name.strip()
+
+
+def check_provider(spec: str) -> None:
+    """Raise `ModelConfigError` if `spec`'s provider package or API key is missing."""
+    provider, _ = split_spec(spec)
+    if provider == SCRIPTED:
+        return
+    info = PROVIDERS.get(provider)
+    if info is None:
+        return  # init_chat_model knows more providers; it reports its own problems
+    if importlib.util.find_spec(info.package) is None:
+        raise ModelConfigError(
+            f"model {spec!r} needs the {info.extra} extra: pip install 'deepacp[{info.extra}]'"
+        )
+    if info.key_env and not os.environ.get(info.key_env):
+        raise ModelConfigError(f"model {spec!r} needs an API key: set {info.key_env}")
+
+
+def resolve_model(spec: str) -> BaseChatModel:
+    """Turn a spec string into a chat model instance."""
+    provider, name = split_spec(spec)
+    if provider == SCRIPTED:
+        from deepacp.testing import ScriptedChatModel
+
+        return ScriptedChatModel.from_file(name)
+    check_provider(spec)
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(name, model_provider=provider)
+    except ImportError as exc:
+        raise ModelConfigError(f"model {spec!r}: {exc}") from None
+    except ValueError as exc:
+        raise ModelConfigError(f"model {spec!r}: {str(exc).splitlines()[0]}") from None

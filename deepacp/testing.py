@@ -1,0 +1,277 @@
+"""ScriptedChatModel: a real chat model that replays a script offline (tests and the demo).
+
+Script file format (public and stable)::
+
+    {"record": "/optional/path/requests.jsonl",
+     "context_window": 200000,
+     "turns": [
+       {"reasoning": "optional thought text", "content": "text to stream",
+        "tool_calls": [{"id": "call_1", "name": "edit_file", "args": {...}}],
+        "delay_ms": 0, "finish_reason": "stop"}
+     ]}
+
+Each model call consumes the next turn; when turns run out the model answers
+`(script exhausted)`. `delay_ms` sleeps between streamed chunks. With `record`, every
+request is appended to that file as one JSON line: system prompt, messages, tool names.
+`finish_reason` ("stop", "length", "refusal") and `error` (raise a provider error with
+that message) are optional.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from deepacp.errors import ScriptError
+
+EXHAUSTED = "(script exhausted)"
+CHUNK_CHARS = 8
+
+
+class ScriptedToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = None
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reasoning: str | None = None
+    content: str = ""
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    delay_ms: int = Field(default=0, ge=0)
+    finish_reason: Literal["stop", "length", "refusal"] | None = None
+    error: str | None = None
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    record: str | None = None
+    context_window: int | None = Field(default=None, gt=0)
+    turns: list[ScriptTurn] = Field(default_factory=list)
+
+
+class ScriptedProviderError(RuntimeError):
+    """The error a script turn with `error` raises, as a provider outage would."""
+
+
+TurnSource = ScriptTurn | Callable[[list[BaseMessage]], ScriptTurn | dict[str, Any]]
+
+
+def load_script(path: str | Path) -> Script:
+    """Read and validate a script file; any problem is a `ScriptError` naming the file."""
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScriptError(f"cannot read script {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ScriptError(
+            f"script {path} is not valid JSON: {exc.msg} at line {exc.lineno}"
+        ) from None
+    try:
+        return Script.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ScriptError(f"script {path}: {where}: {first['msg']}") from None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(block.get("text", ""))
+    return "".join(parts)
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replays scripted turns: streams text and thoughts in small chunks, tool calls as
+    chunks with split arguments, and reports usage. Accepts `bind_tools`."""
+
+    turns: list[Any] = Field(default_factory=list)
+    record: str | None = None
+    chunk_chars: int = CHUNK_CHARS
+    _position: int = PrivateAttr(default=0)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedChatModel:
+        script = load_script(path)
+        profile = {"max_input_tokens": script.context_window} if script.context_window else None
+        return cls(turns=list(script.turns), record=script.record, profile=profile)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> int:
+        """How many model calls this model has answered."""
+        return self._position
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any):
+        formatted = [t if isinstance(t, dict) else convert_to_openai_tool(t) for t in tools]
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def _next_turn(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ScriptTurn:
+        if self.record:
+            self._record(messages, kwargs.get("tools") or [])
+        index = self._position
+        self._position += 1
+        if index >= len(self.turns):
+            return ScriptTurn(content=EXHAUSTED)
+        source: TurnSource = self.turns[index]
+        turn = source(messages) if callable(source) else source
+        turn = turn if isinstance(turn, ScriptTurn) else ScriptTurn.model_validate(turn)
+        if turn.error is not None:
+            raise ScriptedProviderError(turn.error)
+        return turn
+
+    def _record(self, messages: list[BaseMessage], tools: list[Any]) -> None:
+        system = "\n".join(_text(m.content) for m in messages if isinstance(m, SystemMessage))
+        entries = []
+        for m in messages:
+            if isinstance(m, SystemMessage):
+                continue
+            entry: dict[str, Any] = {"type": m.type, "content": _text(m.content)}
+            if isinstance(m, AIMessage) and m.tool_calls:
+                entry["tool_calls"] = [
+                    {"id": c["id"], "name": c["name"], "args": c["args"]} for c in m.tool_calls
+                ]
+            if isinstance(m, ToolMessage):
+                entry["tool_call_id"] = m.tool_call_id
+            entries.append(entry)
+        names = [t.get("function", t).get("name") for t in tools if isinstance(t, dict)]
+        line = json.dumps({"system": system, "messages": entries, "tools": names})
+        with Path(self.record).open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def _tool_calls(self, turn: ScriptTurn) -> list[dict[str, Any]]:
+        return [
+            {"id": c.id or f"call_{self._position}_{i}", "name": c.name, "args": c.args}
+            for i, c in enumerate(turn.tool_calls)
+        ]
+
+    def _metadata(self, turn: ScriptTurn, messages: list[BaseMessage]) -> dict[str, Any]:
+        prompt = sum(_estimate_tokens(_text(m.content)) for m in messages)
+        output = _estimate_tokens(turn.content + (turn.reasoning or ""))
+        return {
+            "usage_metadata": {
+                "input_tokens": prompt,
+                "output_tokens": output,
+                "total_tokens": prompt + output,
+            },
+            "response_metadata": {"finish_reason": turn.finish_reason or "stop"},
+        }
+
+    def _message(self, turn: ScriptTurn, messages: list[BaseMessage]) -> AIMessage:
+        meta = self._metadata(turn, messages)
+        extra = {"reasoning_content": turn.reasoning} if turn.reasoning else {}
+        return AIMessage(
+            content=turn.content,
+            tool_calls=self._tool_calls(turn),
+            additional_kwargs=extra,
+            **meta,
+        )
+
+    def _chunks(self, turn: ScriptTurn, messages: list[BaseMessage]) -> Iterator[AIMessageChunk]:
+        step = max(1, self.chunk_chars)
+        for i in range(0, len(turn.reasoning or ""), step):
+            piece = turn.reasoning[i : i + step]  # type: ignore[index]
+            yield AIMessageChunk(content="", additional_kwargs={"reasoning_content": piece})
+        for i in range(0, len(turn.content), step):
+            yield AIMessageChunk(content=turn.content[i : i + step])
+        for index, call in enumerate(self._tool_calls(turn)):
+            args = json.dumps(call["args"])
+            cut = max(1, len(args) // 2)
+            yield AIMessageChunk(
+                content="",
+                tool_call_chunks=[
+                    {"id": call["id"], "name": call["name"], "args": args[:cut], "index": index}
+                ],
+            )
+            yield AIMessageChunk(
+                content="",
+                tool_call_chunks=[{"id": None, "name": None, "args": args[cut:], "index": index}],
+            )
+        yield AIMessageChunk(content="", chunk_position="last", **self._metadata(turn, messages))
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        turn = self._next_turn(messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=self._message(turn, messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        turn = self._next_turn(messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=self._message(turn, messages))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        turn = self._next_turn(messages, kwargs)
+        for chunk in self._chunks(turn, messages):
+            if turn.delay_ms:
+                time.sleep(turn.delay_ms / 1000)
+            generation = ChatGenerationChunk(message=chunk)
+            if run_manager:
+                run_manager.on_llm_new_token(_text(chunk.content), chunk=generation)
+            yield generation
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        turn = self._next_turn(messages, kwargs)
+        for chunk in self._chunks(turn, messages):
+            if turn.delay_ms:
+                await asyncio.sleep(turn.delay_ms / 1000)
+            generation = ChatGenerationChunk(message=chunk)
+            if run_manager:
+                await run_manager.on_llm_new_token(_text(chunk.content), chunk=generation)
+            yield generation
