@@ -41,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     from deepacp.errors import DeepacpError
 
     try:
+        if args.stdio:
+            from deepacp.acp.server import serve
+
+            return serve(args.model)
         if args.command == "demo":
             from deepacp.demo import run_demo
 

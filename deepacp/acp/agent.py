@@ -1,0 +1,317 @@
+"""The ACP agent: thin handlers from ACP requests to sessions, and sessions' events back."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from acp import schema as S
+from acp.agent.router import build_agent_router
+from acp.connection import Connection
+from acp.exceptions import RequestError
+from acp.meta import CLIENT_METHODS
+from acp.utils import notify_model, request_model
+
+from deepacp.acp import updates
+from deepacp.acp.capabilities import initialize_result
+from deepacp.acp.transport import StdioTransport
+from deepacp.config import deepacp_home, load_config
+from deepacp.errors import DeepacpError, ModelConfigError
+from deepacp.events import Event, PermissionKind, PermissionRequest, ToolFinished, ToolOutput
+from deepacp.models import check_provider, configured_spec, resolve_model
+from deepacp.session.approvals import DEFAULT_MODE, MODE_IDS
+from deepacp.session.runtime import Session, SessionBusy, TurnError
+from deepacp.session.store import SessionRecord, SessionStore
+
+log = logging.getLogger(__name__)
+
+OUTPUT_UPDATE_INTERVAL = 0.05
+OUTPUT_CARD_CHARS = 20_000
+
+
+class AcpSessionHandler:
+    """Sends one session's events to the client and asks it for permissions."""
+
+    def __init__(self, conn: Connection, session_id: str) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        self._output: dict[str, str] = {}
+        self._last_output_update: dict[str, float] = {}
+
+    async def update(self, update: Any) -> None:
+        await notify_model(
+            self.conn,
+            CLIENT_METHODS["session_update"],
+            S.SessionNotification(session_id=self.session_id, update=update),
+        )
+
+    async def emit(self, event: Event) -> None:
+        if isinstance(event, ToolOutput):
+            text = (self._output.get(event.tool_call_id, "") + event.text)[-OUTPUT_CARD_CHARS:]
+            self._output[event.tool_call_id] = text
+            moment = time.monotonic()
+            if (
+                moment - self._last_output_update.get(event.tool_call_id, 0)
+                < OUTPUT_UPDATE_INTERVAL
+            ):
+                return  # coalesce: the next update (or the finished card) carries it
+            self._last_output_update[event.tool_call_id] = moment
+            await self.update(updates.tool_output_update(event.tool_call_id, text))
+            return
+        if isinstance(event, ToolFinished):
+            self._output.pop(event.tool_call_id, None)
+            self._last_output_update.pop(event.tool_call_id, None)
+        await self.update(updates.to_update(event))
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
+        response = await request_model(
+            self.conn,
+            CLIENT_METHODS["session_request_permission"],
+            S.RequestPermissionRequest(
+                session_id=self.session_id,
+                tool_call=S.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title),
+                options=updates.permission_options(request),
+            ),
+            S.RequestPermissionResponse,
+        )
+        return updates.permission_answer(response, request)
+
+
+def _not_found(session_id: str) -> RequestError:
+    return RequestError(
+        -32002, f"Resource not found: no session {session_id}", {"sessionId": session_id}
+    )
+
+
+def _bad_params(message: str) -> RequestError:
+    return RequestError(-32602, f"Invalid params: {message}")
+
+
+class DeepacpAgent:
+    """Implements the ACP agent methods deepacp advertises; nothing else is routed."""
+
+    def __init__(self, conn: Connection, client_params: dict, model_spec: str | None) -> None:
+        self.conn = conn
+        self.client_capabilities = S.ClientCapabilities.model_validate(
+            client_params.get("clientCapabilities") or {}
+        )
+        self.model_flag = model_spec
+        self.store = SessionStore(deepacp_home())
+        self.sessions: dict[str, Session] = {}
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any):
+        if client_capabilities is not None:
+            self.client_capabilities = client_capabilities
+        return S.InitializeResponse.model_validate(
+            initialize_result({"protocolVersion": protocol_version})
+        )
+
+    def _model_choices(self, current: str) -> list[str]:
+        return list(dict.fromkeys([current, *load_config().models]))
+
+    def _resolve_spec(self, spec: str | None) -> str:
+        try:
+            spec = configured_spec(spec or self.model_flag)
+            check_provider(spec)
+        except ModelConfigError as exc:
+            raise RequestError(-32000, str(exc)) from None
+        return spec
+
+    def _open(self, record: SessionRecord) -> Session:
+        session = self.sessions.get(record.id)
+        if session is None:
+            handler = AcpSessionHandler(self.conn, record.id)
+            session = Session(record, self.store, handler, resolve_model)
+            self.sessions[record.id] = session
+        return session
+
+    def _record(self, session_id: str, cwd: str | None = None) -> SessionRecord:
+        record = self.store.get(session_id)
+        if record is None:
+            raise _not_found(session_id)
+        if cwd is not None and Path(cwd).resolve() != Path(record.cwd).resolve():
+            raise _bad_params(f"session {session_id} belongs to {record.cwd}, not {cwd}")
+        return record
+
+    def _session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            if self.store.get(session_id) is None:
+                raise _not_found(session_id)
+            session = self._open(self._record(session_id))
+        return session
+
+    def _session_state(self, session: Session) -> dict[str, Any]:
+        spec = session.record.model or ""
+        return {
+            "modes": updates.mode_state(session.policy.mode),
+            "config_options": updates.config_options(
+                session.policy.mode, spec, self._model_choices(spec)
+            ),
+        }
+
+    async def new_session(
+        self, cwd: str, mcp_servers: Any = None, **_: Any
+    ) -> S.NewSessionResponse:
+        path = Path(cwd)
+        if not path.is_absolute() or not path.is_dir():
+            raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
+        spec = self._resolve_spec(None)
+        record = self.store.create(str(path), DEFAULT_MODE, spec)
+        session = self._open(record)
+        return S.NewSessionResponse(session_id=record.id, **self._session_state(session))
+
+    async def load_session(self, cwd: str, session_id: str, **_: Any) -> S.LoadSessionResponse:
+        session = self._open(self._record(session_id, cwd))
+        if session.running:
+            raise RequestError(-32603, "Internal error: the session is running a turn")
+        try:
+            history = await session.history()
+        except DeepacpError as exc:
+            raise RequestError(-32000, str(exc)) from None
+        for event in history:
+            await session.handler.emit(event)
+        return S.LoadSessionResponse(**self._session_state(session))
+
+    async def resume_session(self, cwd: str, session_id: str, **_: Any) -> S.ResumeSessionResponse:
+        session = self._open(self._record(session_id, cwd))
+        return S.ResumeSessionResponse(**self._session_state(session))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
+        records = self.store.list(str(Path(cwd)) if cwd else None)
+        return S.ListSessionsResponse(
+            sessions=[
+                S.SessionInfo(session_id=r.id, cwd=r.cwd, title=r.title, updated_at=r.updated_at)
+                for r in records
+            ]
+        )
+
+    async def close_session(self, session_id: str, **_: Any) -> S.CloseSessionResponse:
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            self._record(session_id)
+        else:
+            await session.close()
+        return S.CloseSessionResponse()
+
+    async def delete_session(self, params: Any) -> dict:
+        request = S.DeleteSessionRequest.model_validate(params)
+        record = self._record(request.session_id)
+        session = self.sessions.pop(record.id, None)
+        if session is not None:
+            await session.close()
+        await self.store.delete(record)
+        return {}
+
+    # -- modes and models ------------------------------------------------------------
+
+    async def _announce_state(self, session: Session, mode_changed: bool) -> None:
+        handler = session.handler
+        assert isinstance(handler, AcpSessionHandler)
+        if mode_changed:
+            await handler.update(
+                S.CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=session.policy.mode
+                )
+            )
+        await handler.update(
+            S.ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=self._session_state(session)["config_options"],
+            )
+        )
+
+    def _set_mode(self, session: Session, mode_id: str) -> None:
+        if mode_id not in MODE_IDS:
+            raise _bad_params(f"unknown mode {mode_id!r}; the modes are {', '.join(MODE_IDS)}")
+        session.set_mode(mode_id)  # type: ignore[arg-type]
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any):
+        session = self._session(session_id)
+        self._set_mode(session, mode_id)
+        await self._announce_state(session, mode_changed=True)
+        return S.SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any):
+        session = self._session(session_id)
+        if config_id == "mode":
+            self._set_mode(session, str(value))
+        elif config_id == "model":
+            spec = self._resolve_spec(str(value))
+            try:
+                session.set_model(spec)
+            except DeepacpError as exc:
+                raise RequestError(-32000, str(exc)) from None
+        else:
+            raise _bad_params(f"unknown config option {config_id!r}")
+        await self._announce_state(session, mode_changed=config_id == "mode")
+        return S.SetSessionConfigOptionResponse(
+            config_options=self._session_state(session)["config_options"]
+        )
+
+    # -- turns -----------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> S.PromptResponse:
+        session = self._session(session_id)
+        content = updates.prompt_content(prompt, session.record.cwd)
+        try:
+            stop = await session.prompt(content)
+        except SessionBusy as exc:
+            raise RequestError(-32603, f"Internal error: {exc}") from None
+        except TurnError as exc:
+            raise RequestError(-32603, f"Internal error: {exc}") from None
+        except DeepacpError as exc:
+            raise RequestError(-32000, str(exc)) from None
+        return S.PromptResponse(stop_reason=stop)
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            await session.cancel()
+
+    async def shutdown(self) -> None:
+        for session in list(self.sessions.values()):
+            with contextlib.suppress(Exception):
+                await session.close()
+        await self.store.close()
+
+
+def make_handler(agent: DeepacpAgent) -> Any:
+    """The SDK's router for the standard methods, plus the ones it does not route."""
+    router = build_agent_router(agent, use_unstable_protocol=True)  # type: ignore[arg-type]
+
+    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+        if method == "session/delete" and not is_notification:
+            return await agent.delete_session(params)
+        if method == "$/cancel_request":
+            return None  # a client may cancel a request it sent; our handlers finish promptly
+        return await router(method, params, is_notification)
+
+    return handle
+
+
+async def run_connection(
+    transport: StdioTransport, client_params: dict, model_spec: str | None
+) -> None:
+    """Serve ACP on an already-initialized transport until the client goes away."""
+    agent: DeepacpAgent | None = None
+
+    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+        assert agent is not None
+        return await inner(method, params, is_notification)
+
+    conn = Connection(handle, transport, listening=False)
+    agent = DeepacpAgent(conn, client_params, model_spec)
+    inner = make_handler(agent)
+    try:
+        await conn.main_loop()
+    finally:
+        await agent.shutdown()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(conn.close())

@@ -1,0 +1,100 @@
+"""`deepacp --stdio`: answer `initialize` at once, then load the SDK and the harness.
+
+The first response is built from `capabilities.py` with nothing but the standard library
+loaded; the ACP SDK and the harness (LangChain, LangGraph) are imported right after it,
+and the configured provider's package in the background, ready for the first turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+
+from deepacp.acp.capabilities import InitializeParamsError, initialize_result
+from deepacp.acp.transport import StdioTransport, error_response
+
+log = logging.getLogger("deepacp")
+
+
+def load_server() -> None:
+    """Import the SDK and the harness (one thread imports them all: no import races)."""
+    import deepacp.acp.agent
+    import deepacp.session.runtime  # noqa: F401
+
+
+def warm_provider(model_spec: str | None) -> None:
+    """Import the configured provider's package in the background, ready for the first turn."""
+
+    def work() -> None:
+        try:
+            from deepacp.models import PROVIDERS, configured_spec, split_spec
+
+            provider = PROVIDERS.get(split_spec(configured_spec(model_spec))[0])
+            if provider is not None:
+                __import__(provider.package)
+        except Exception:  # a broken setup is reported when a session needs it
+            log.debug("warm-up import failed", exc_info=True)
+
+    threading.Thread(target=work, name="deepacp-warmup", daemon=True).start()
+
+
+async def handshake(transport: StdioTransport) -> dict | None:
+    """Answer the first `initialize`; return its params (None if input ended first).
+
+    Anything the client sends before it is kept for the full server to answer.
+    """
+    early: list[dict] = []
+    while True:
+        message = await transport.receive()
+        if message is None:
+            return None
+        if message.get("method") != "initialize" or "id" not in message:
+            early.append(message)
+            continue
+        try:
+            result = initialize_result(message.get("params"))
+        except InitializeParamsError as exc:
+            await transport.send(error_response(message["id"], -32602, f"Invalid params: {exc}"))
+            continue
+        await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        transport.push_back(early)
+        return message["params"]
+
+
+async def serve_stdio(model_spec: str | None = None) -> None:
+    transport = await StdioTransport.open_stdio()
+    params = await handshake(transport)
+    if params is None:
+        return
+    # The event loop stays free while the imports run; later frames wait in the pipe.
+    await asyncio.to_thread(load_server)
+    warm_provider(model_spec)
+    from deepacp.acp.agent import run_connection
+
+    await run_connection(transport, params, model_spec=model_spec)
+
+
+def serve(model_spec: str | None = None) -> int:
+    logging.basicConfig(
+        level=os.environ.get("DEEPACP_LOG_LEVEL", "WARNING").upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            await serve_stdio(model_spec)
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(main())
+    return 0

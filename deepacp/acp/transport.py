@@ -1,0 +1,192 @@
+"""Newline-delimited JSON-RPC over stdio, with the guards the ACP SDK lacks.
+
+Malformed frames get a JSON-RPC error (`id: null` when no id can be read) instead of
+killing the connection: invalid JSON or UTF-8 (-32700), a frame that is not an object or
+not a valid envelope (-32600), a frame over the size limit (-32600, skipped unread).
+Implements the SDK's message-level `Transport` (send / receive / close) without importing it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_READ_CHUNK = 1 << 20
+
+
+def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def envelope_problem(message: dict) -> str | None:
+    """Why a decoded object is not a JSON-RPC 2.0 request, notification or response."""
+    if message.get("jsonrpc") != "2.0":
+        return 'jsonrpc must be "2.0"'
+    if "id" in message:
+        request_id = message["id"]
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int | None):
+            return "id must be a string, an integer or null"
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return "method must be a string"
+        if "params" in message and not isinstance(message["params"], dict | list | None):
+            return "params must be an object or an array"
+        return None
+    if "id" in message and ("result" in message or "error" in message):
+        return None
+    return "not a request, a notification or a response"
+
+
+def _feed_from_thread(
+    loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: Any
+) -> None:
+    def pump() -> None:
+        while data := source.read1(_READ_CHUNK):
+            loop.call_soon_threadsafe(reader.feed_data, data)
+        loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="deepacp-stdin", daemon=True).start()
+
+
+class _FileWriter:
+    """The StreamWriter methods the transport uses, over a blocking file."""
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+
+    def write(self, data: bytes) -> None:
+        self.file.write(data)
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class StdioTransport:
+    """Message transport over a byte reader and a byte writer."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._lock = asyncio.Lock()
+        self._backlog: list[dict] = []
+        self._closed = False
+
+    @classmethod
+    async def open_stdio(cls) -> StdioTransport:
+        """Bind to this process's stdin/stdout. Anything else that writes to fd 1 later
+        (a library's print, a child process) is sent to stderr instead of the protocol."""
+        loop = asyncio.get_running_loop()
+        protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        sys.stdout = sys.stderr
+        reader = asyncio.StreamReader(limit=_READ_CHUNK)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        except ValueError:  # stdin is a regular file: read it in a thread
+            _feed_from_thread(loop, reader, sys.stdin.buffer)
+        try:
+            transport, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, protocol_out
+            )
+            writer: Any = asyncio.StreamWriter(transport, protocol, None, loop)
+        except ValueError:  # stdout is a regular file: plain blocking writes are fine
+            writer = _FileWriter(protocol_out)
+        return cls(reader, writer)
+
+    def push_back(self, messages: Iterable[dict]) -> None:
+        """Messages to hand out again before reading more (read ahead of a handover)."""
+        self._backlog.extend(messages)
+
+    async def send(self, message: dict) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        async with self._lock:
+            if self._closed:
+                raise ConnectionError("transport closed")
+            self._writer.write(data)
+            await self._writer.drain()
+
+    async def receive(self) -> dict | None:
+        """The next well-formed message, or None at end of input."""
+        if self._backlog:
+            return self._backlog.pop(0)
+        while True:
+            line = await self._read_frame()
+            if line is None:
+                return None
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except (ValueError, UnicodeDecodeError) as exc:
+                await self._reply(error_response(None, -32700, "Parse error", str(exc)[:200]))
+                continue
+            if not isinstance(message, dict):
+                await self._reply(error_response(None, -32600, "Invalid Request: not an object"))
+                continue
+            if problem := envelope_problem(message):
+                request_id = message.get("id")
+                if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+                    request_id = None
+                await self._reply(error_response(request_id, -32600, f"Invalid Request: {problem}"))
+                continue
+            return message
+
+    async def _reply(self, message: dict) -> None:
+        try:
+            await self.send(message)
+        except ConnectionError:
+            pass
+
+    async def _read_frame(self) -> bytes | None:
+        """One line; an oversized line is skipped whole and answered with an error."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                chunk = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                chunk = exc.partial
+                if not chunk and not chunks:
+                    return None
+                return b"".join(chunks) + chunk if size + len(chunk) <= MAX_FRAME_BYTES else b""
+            except asyncio.LimitOverrunError as exc:
+                chunk = await self._reader.readexactly(exc.consumed)
+                size += len(chunk)
+                if size <= MAX_FRAME_BYTES:
+                    chunks.append(chunk)
+                else:
+                    chunks = []
+                continue
+            size += len(chunk)
+            if size > MAX_FRAME_BYTES:
+                log.warning("dropped a %d-byte frame (limit %d)", size, MAX_FRAME_BYTES)
+                await self._reply(
+                    error_response(
+                        None, -32600, f"Invalid Request: frame over {MAX_FRAME_BYTES} bytes"
+                    )
+                )
+                return b""
+            chunks.append(chunk)
+            return b"".join(chunks)
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._writer.close()

@@ -1,0 +1,216 @@
+"""Events -> ACP wire objects, and ACP prompt blocks -> model input. Pure functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from acp import schema as S
+from acp.exceptions import RequestError
+
+from deepacp.events import (
+    Event,
+    MessageChunk,
+    PermissionKind,
+    PermissionRequest,
+    PlanUpdated,
+    ThoughtChunk,
+    TitleChanged,
+    ToolFinished,
+    ToolOutput,
+    ToolRunning,
+    ToolStarted,
+    UsageUpdated,
+    UserMessage,
+)
+from deepacp.session.approvals import MODES
+from deepacp.session.store import now
+
+PERMISSION_LABELS: dict[PermissionKind, str] = {
+    "allow_once": "Allow once",
+    "allow_always": "Always allow",
+    "reject_once": "Reject",
+    "reject_always": "Always reject",
+}
+
+
+def _text(text: str) -> S.TextContentBlock:
+    return S.TextContentBlock(type="text", text=text)
+
+
+def _locations(event: ToolStarted | ToolFinished) -> list[S.ToolCallLocation] | None:
+    return [S.ToolCallLocation(path=loc.path, line=loc.line) for loc in event.locations] or None
+
+
+def tool_output_update(tool_call_id: str, text: str) -> S.ToolCallProgress:
+    """A running tool's output so far (ACP replaces a card's content on each update)."""
+    return S.ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=tool_call_id,
+        content=[S.ContentToolCallContent(type="content", content=_text(text))],
+    )
+
+
+def to_update(event: Event) -> Any:
+    """The `session/update` payload for an event (ToolOutput is handled by the caller,
+    which accumulates a command's output)."""
+    if isinstance(event, MessageChunk):
+        return S.AgentMessageChunk(session_update="agent_message_chunk", content=_text(event.text))
+    if isinstance(event, ThoughtChunk):
+        return S.AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(event.text))
+    if isinstance(event, UserMessage):
+        return S.UserMessageChunk(session_update="user_message_chunk", content=_text(event.text))
+    if isinstance(event, ToolStarted):
+        return S.ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=event.tool_call_id,
+            title=event.title,
+            kind=event.kind,
+            status="pending",
+            raw_input=event.args,
+            locations=_locations(event),
+        )
+    if isinstance(event, ToolRunning):
+        return S.ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=event.tool_call_id, status="in_progress"
+        )
+    if isinstance(event, ToolOutput):
+        return tool_output_update(event.tool_call_id, event.text)
+    if isinstance(event, ToolFinished):
+        content: list[Any] = []
+        if event.diff is not None and event.diff.new_text is not None:
+            content.append(
+                S.FileEditToolCallContent(
+                    type="diff",
+                    path=event.diff.path,
+                    old_text=event.diff.old_text,
+                    new_text=event.diff.new_text,
+                )
+            )
+        if event.text:
+            content.append(S.ContentToolCallContent(type="content", content=_text(event.text)))
+        return S.ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=event.tool_call_id,
+            status=event.status,
+            content=content or None,
+            locations=_locations(event),
+        )
+    if isinstance(event, UsageUpdated):
+        return S.UsageUpdate(session_update="usage_update", used=event.used, size=event.size)
+    if isinstance(event, TitleChanged):
+        return S.SessionInfoUpdate(
+            session_update="session_info_update", title=event.title, updated_at=now()
+        )
+    if isinstance(event, PlanUpdated):
+        return S.AgentPlanUpdate(
+            session_update="plan",
+            entries=[
+                S.PlanEntry(content=e.content, status=e.status, priority=e.priority)
+                for e in event.entries
+            ],
+        )
+    raise TypeError(f"no ACP update for {type(event).__name__}")
+
+
+def permission_options(request: PermissionRequest) -> list[S.PermissionOption]:
+    return [
+        S.PermissionOption(option_id=kind, name=PERMISSION_LABELS[kind], kind=kind)
+        for kind in request.options
+    ]
+
+
+def permission_answer(
+    response: S.RequestPermissionResponse, request: PermissionRequest
+) -> PermissionKind | None:
+    """The option the user picked, or None when the client cancelled the question."""
+    outcome = response.outcome
+    if isinstance(outcome, S.AllowedOutcome) and outcome.option_id in request.options:
+        return outcome.option_id  # type: ignore[return-value]
+    return None
+
+
+def mode_state(current: str) -> S.SessionModeState:
+    return S.SessionModeState(
+        current_mode_id=current,
+        available_modes=[
+            S.SessionMode(id=m.id, name=m.name, description=m.description) for m in MODES
+        ],
+    )
+
+
+def config_options(mode: str, model: str, models: list[str]) -> list[S.SessionConfigOptionSelect]:
+    return [
+        S.SessionConfigOptionSelect(
+            type="select",
+            id="mode",
+            name="Mode",
+            category="mode",
+            current_value=mode,
+            options=[
+                S.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
+                for m in MODES
+            ],
+        ),
+        S.SessionConfigOptionSelect(
+            type="select",
+            id="model",
+            name="Model",
+            category="model",
+            current_value=model,
+            options=[S.SessionConfigSelectOption(value=spec, name=spec) for spec in models],
+        ),
+    ]
+
+
+def _file_path(uri: str) -> str | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return unquote(parsed.path)
+
+
+def _workspace_hint(uri: str, cwd: str) -> str:
+    path = _file_path(uri)
+    if path is None:
+        return ""
+    try:
+        return f' path="{Path(path).relative_to(cwd).as_posix()}"'
+    except ValueError:
+        return f' path="{path}"'
+
+
+def prompt_content(blocks: list[Any], cwd: str) -> list[dict]:
+    """ACP prompt blocks as LangChain content blocks, losing nothing: links keep their URI
+    (and the workspace path of a file), embedded resources their URI and text."""
+    content: list[dict] = []
+    for block in blocks:
+        if isinstance(block, S.TextContentBlock):
+            content.append({"type": "text", "text": block.text})
+        elif isinstance(block, S.ResourceContentBlock):
+            hint = _workspace_hint(block.uri, cwd)
+            text = f'<resource_link uri="{block.uri}" name="{block.name}"{hint} />'
+            content.append({"type": "text", "text": text})
+        elif isinstance(block, S.EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, S.TextResourceContents):
+                hint = _workspace_hint(resource.uri, cwd)
+                text = f'<resource uri="{resource.uri}"{hint}>\n{resource.text}\n</resource>'
+                content.append({"type": "text", "text": text})
+            elif (resource.mime_type or "").startswith("image/"):
+                content.append(
+                    {"type": "image", "base64": resource.blob, "mime_type": resource.mime_type}
+                )
+            else:
+                kind = resource.mime_type or "unknown type"
+                details = f"binary resource {resource.uri} ({kind}) is not supported"
+                raise RequestError.invalid_params({"details": details})
+        elif isinstance(block, S.ImageContentBlock):
+            content.append({"type": "image", "base64": block.data, "mime_type": block.mime_type})
+        else:
+            kind = getattr(block, "type", type(block).__name__)
+            raise RequestError.invalid_params(
+                {"details": f"prompt blocks of type {kind!r} are not supported"}
+            )
+    return content

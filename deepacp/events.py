@@ -1,0 +1,130 @@
+"""Protocol-neutral events: what a session tells its face (ACP, LSP, terminal).
+
+The session runtime produces them from LangGraph output, live and on history replay, with
+one projection; each face translates them to its wire protocol in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+ToolStatus = Literal["completed", "failed"]
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    path: str
+    """Absolute path on disk (or the workspace path of a file that is not on disk)."""
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    path: str
+    old_text: str | None
+    """None for a new file."""
+    new_text: str | None
+    """None for a deleted file."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThoughtChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    """A tool call the model made, announced before it runs (or is approved)."""
+
+    tool_call_id: str
+    name: str
+    kind: ToolKind
+    title: str
+    args: dict
+    locations: tuple[Location, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRunning:
+    tool_call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """Output a running tool produced (a shell command's stdout/stderr)."""
+
+    tool_call_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    tool_call_id: str
+    status: ToolStatus
+    text: str
+    diff: FileDiff | None = None
+    locations: tuple[Location, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlanEntry:
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    priority: Literal["high", "medium", "low"] = "medium"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanUpdated:
+    entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdated:
+    used: int
+    """Tokens in the context after the last model call."""
+    size: int
+    """The model's context window (a fallback when the model does not say)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TitleChanged:
+    title: str
+
+
+Event = (
+    UserMessage
+    | MessageChunk
+    | ThoughtChunk
+    | ToolStarted
+    | ToolRunning
+    | ToolOutput
+    | ToolFinished
+    | PlanUpdated
+    | UsageUpdated
+    | TitleChanged
+)
+
+PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    """A gated tool call waiting for the user; answered with one of `options` or None
+    (cancelled)."""
+
+    tool_call_id: str
+    title: str
+    options: tuple[PermissionKind, ...] = field(default=())

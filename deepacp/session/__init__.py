@@ -1,0 +1,1 @@
+"""The session runtime: one agent thread, its mode and approvals, driven turn by turn."""

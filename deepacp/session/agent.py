@@ -1,0 +1,90 @@
+"""The harness as an editor session runs it: the workspace, approvals, and modes."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import SystemMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from deepacp.backends import CompositeBackend, FilesystemBackend, LocalShellBackend
+from deepacp.backends.protocol import Backend
+from deepacp.harness import create_deep_agent
+from deepacp.harness.middleware.filesystem import HISTORY_DIR, LARGE_RESULTS_DIR
+from deepacp.session.approvals import GATED_TOOLS, ApprovalPolicy
+
+PLAN_MODE_NOTE = (
+    "You are in plan mode: read-only. Explore with the read and search tools and propose a "
+    "plan; do not try to change files or run commands until the user switches mode."
+)
+APPROVAL_DECISIONS = ["approve", "reject"]
+
+
+class ModeMiddleware(AgentMiddleware):
+    """Plan mode hides the tools that change things, and refuses them if called anyway."""
+
+    name = "ModeMiddleware"
+
+    def __init__(self, policy: ApprovalPolicy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        if self.policy.mode != "plan":
+            return await handler(request)
+        tools = [t for t in request.tools if getattr(t, "name", None) not in GATED_TOOLS]
+        system = request.system_message
+        base = system.text if system is not None else ""
+        note = SystemMessage(f"{base}\n\n{PLAN_MODE_NOTE}".strip())
+        return await handler(request.override(tools=tools, system_message=note))
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
+        call = request.tool_call
+        if self.policy.mode == "plan" and call["name"] in GATED_TOOLS:
+            return ToolMessage(
+                content=f"Refused: plan mode is read-only, so {call['name']} is not available.",
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="error",
+            )
+        return await handler(request)
+
+
+def session_backend(cwd: str, scratch: Path) -> Backend:
+    """The workspace on disk with a shell; offloaded text goes to the session's scratch
+    folder under $DEEPACP_HOME, never into the user's project."""
+    routes = {}
+    for prefix in (LARGE_RESULTS_DIR, HISTORY_DIR):
+        folder = scratch / prefix.strip("/")
+        folder.mkdir(parents=True, exist_ok=True)
+        routes[prefix] = FilesystemBackend(folder)
+    return CompositeBackend(LocalShellBackend(cwd), routes)
+
+
+def approval_gate(policy: ApprovalPolicy) -> dict[str, Any]:
+    """interrupt_on entries for the gated tools, deciding per call from the policy."""
+
+    def when(request: ToolCallRequest) -> bool:
+        call = request.tool_call
+        return policy.needs_approval(call["id"], call["name"], call.get("args") or {})
+
+    return {name: {"allowed_decisions": APPROVAL_DECISIONS, "when": when} for name in GATED_TOOLS}
+
+
+def build_session_agent(
+    model: Any, backend: Backend, policy: ApprovalPolicy, checkpointer: Any
+) -> Any:
+    return create_deep_agent(
+        model,
+        backend=backend,
+        middleware=[ModeMiddleware(policy)],
+        interrupt_on=approval_gate(policy),
+        checkpointer=checkpointer,
+    )

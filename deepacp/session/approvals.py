@@ -1,0 +1,97 @@
+"""Modes and approvals: which tool calls need the user's yes, and what "always" remembers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from deepacp.events import PermissionKind
+from deepacp.harness.tools import EXECUTE, MUTATING_FILE_TOOLS
+
+Mode = Literal["ask", "accept-edits", "plan", "yolo"]
+
+
+@dataclass(frozen=True)
+class ModeInfo:
+    id: Mode
+    name: str
+    description: str
+
+
+MODES: tuple[ModeInfo, ...] = (
+    ModeInfo("ask", "Ask", "Ask before every edit and every shell command"),
+    ModeInfo(
+        "accept-edits", "Accept edits", "Edit files without asking; ask before shell commands"
+    ),
+    ModeInfo("plan", "Plan", "Read-only: explore and propose, change nothing"),
+    ModeInfo("yolo", "Yolo", "Never ask: edits and commands run straight away"),
+)
+MODE_IDS: tuple[str, ...] = tuple(m.id for m in MODES)
+DEFAULT_MODE: Mode = "ask"
+
+GATED_TOOLS = frozenset({*MUTATING_FILE_TOOLS, EXECUTE})
+"""Tools that change the workspace or run commands: gated in `ask`, hidden in `plan`."""
+
+
+def permission_options(allowed_decisions: Sequence[str]) -> tuple[PermissionKind, ...]:
+    """The permission options a gated call can offer, from what its config allows."""
+    options: list[PermissionKind] = []
+    if "approve" in allowed_decisions:
+        options += ["allow_once", "allow_always"]
+    if "reject" in allowed_decisions:
+        options += ["reject_once", "reject_always"]
+    return tuple(options)
+
+
+def rule_key(name: str, args: dict) -> tuple[str, str]:
+    """What an "always" answer remembers: a command exactly, any other tool by name."""
+    if name == EXECUTE:
+        return (EXECUTE, str(args.get("command", "")))
+    return (name, "")
+
+
+@dataclass
+class ApprovalPolicy:
+    """A session's mode and "always" rules, read live by the approval gate.
+
+    Once a call has been put to the user it stays gated (the gate is asked again when the
+    run resumes), so switching mode while a question is open cannot turn a "no" into a
+    silent "yes".
+    """
+
+    mode: Mode = DEFAULT_MODE
+    always_allow: set[tuple[str, str]] = field(default_factory=set)
+    always_reject: set[tuple[str, str]] = field(default_factory=set)
+    asked: set[str] = field(default_factory=set)
+
+    def needs_approval(self, call_id: str, name: str, args: dict) -> bool:
+        if call_id in self.asked:
+            return True
+        if name not in GATED_TOOLS:
+            return False
+        key = rule_key(name, args)
+        if key in self.always_reject:
+            gate = True
+        elif self.mode == "yolo" or key in self.always_allow:
+            gate = False
+        elif self.mode == "accept-edits":
+            gate = name == EXECUTE
+        else:
+            gate = True
+        if gate:
+            self.asked.add(call_id)
+        return gate
+
+    def preset_answer(self, name: str, args: dict) -> PermissionKind | None:
+        """An answer the user already gave for calls like this ("reject always")."""
+        return "reject_always" if rule_key(name, args) in self.always_reject else None
+
+    def remember(self, name: str, args: dict, answer: PermissionKind) -> None:
+        key = rule_key(name, args)
+        if answer == "allow_always":
+            self.always_allow.add(key)
+            self.always_reject.discard(key)
+        elif answer == "reject_always":
+            self.always_reject.add(key)
+            self.always_allow.discard(key)

@@ -1,0 +1,261 @@
+"""LangGraph output -> protocol-neutral events: one projection for live turns and replay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.types import Command
+
+from deepacp.backends.errors import BackendError
+from deepacp.backends.protocol import Backend
+from deepacp.events import (
+    Event,
+    FileDiff,
+    Location,
+    MessageChunk,
+    StopReason,
+    ThoughtChunk,
+    ToolFinished,
+    ToolKind,
+    ToolOutput,
+    ToolRunning,
+    ToolStarted,
+    UsageUpdated,
+    UserMessage,
+)
+from deepacp.harness import tools as T
+
+CARD_TEXT_CHARS = 20_000
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+KINDS: dict[str, ToolKind] = {
+    T.LS: "read",
+    T.READ_FILE: "read",
+    T.WRITE_FILE: "edit",
+    T.EDIT_FILE: "edit",
+    T.DELETE: "delete",
+    T.GLOB: "search",
+    T.GREP: "search",
+    T.EXECUTE: "execute",
+}
+
+
+def _location(backend: Backend, path: Any, line: int | None = None) -> Location | None:
+    try:
+        relative = backend.workspace_path(str(path))
+        disk = backend.disk_path(str(path))
+    except BackendError:
+        return None
+    return Location(str(disk) if disk else relative, line)
+
+
+def describe_call(name: str, args: dict, backend: Backend) -> tuple[ToolKind, str, list[Location]]:
+    """Kind, human title and locations of a tool call, for the editor's tool card."""
+    kind = KINDS.get(name, "other")
+    path = args.get("file_path", args.get("path", ""))
+    shown = str(path) or "."
+    try:
+        shown = backend.workspace_path(str(path)) or "."
+    except BackendError:
+        pass
+    line = None
+    if name == T.READ_FILE and isinstance(args.get("offset"), int):
+        line = args["offset"] + 1
+    titles = {
+        T.LS: f"List {shown}",
+        T.READ_FILE: f"Read {shown}",
+        T.WRITE_FILE: f"Write {shown}",
+        T.EDIT_FILE: f"Edit {shown}",
+        T.DELETE: f"Delete {shown}",
+        T.GLOB: f"Find {args.get('pattern', '')} in {shown}",
+        T.GREP: f"Search {args.get('pattern', '')!r} in {shown}",
+        T.EXECUTE: str(args.get("command", "")),
+    }
+    title = titles.get(name, name)
+    locations = []
+    if kind in ("read", "edit", "delete", "search") and (loc := _location(backend, path, line)):
+        locations.append(loc)
+    return kind, title, locations
+
+
+def tool_started(call: dict, backend: Backend) -> ToolStarted:
+    args = call.get("args") or {}
+    kind, title, locations = describe_call(call["name"], args, backend)
+    return ToolStarted(call["id"], call["name"], kind, title, args, tuple(locations))
+
+
+def _first_changed_line(old: str, new: str) -> int:
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    for number, (a, b) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        if a != b:
+            return number
+    return min(len(old_lines), len(new_lines)) + 1
+
+
+def message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+def tool_finished(message: ToolMessage) -> ToolFinished:
+    status = "failed" if message.status == "error" else "completed"
+    text = message_text(message.content)
+    if len(text) > CARD_TEXT_CHARS:
+        text = text[:CARD_TEXT_CHARS] + "\n… [clipped]"
+    artifact = message.artifact if isinstance(message.artifact, dict) else None
+    if not artifact or "new_text" not in artifact:
+        return ToolFinished(message.tool_call_id, status, text)
+    path = artifact.get("abs_path") or artifact.get("path")
+    old, new = artifact.get("old_text"), artifact.get("new_text")
+    line = _first_changed_line(old or "", new or "") if new is not None else None
+    return ToolFinished(
+        message.tool_call_id,
+        status,
+        text,
+        FileDiff(path, old, new),
+        (Location(path, line),),
+    )
+
+
+def text_and_thought(message: BaseMessage) -> tuple[str, str]:
+    """The visible text and the reasoning of an AI message or chunk."""
+    text, thought = [], []
+    try:
+        blocks = message.content_blocks
+    except Exception:
+        return message_text(message.content), ""
+    for block in blocks:
+        if block.get("type") == "text":
+            text.append(str(block.get("text", "")))
+        elif block.get("type") == "reasoning":
+            thought.append(str(block.get("reasoning", "")))
+    return "".join(text), "".join(thought)
+
+
+def human_text(message: HumanMessage) -> str:
+    return message_text(message.content)
+
+
+def stop_reason(message: AIMessage | None) -> StopReason:
+    """The ACP stop reason a final AI message implies."""
+    if message is None:
+        return "end_turn"
+    meta = message.response_metadata or {}
+    reason = str(meta.get("finish_reason") or meta.get("stop_reason") or "").lower()
+    if reason in ("length", "max_tokens"):
+        return "max_tokens"
+    if reason in ("refusal", "content_filter"):
+        return "refusal"
+    return "end_turn"
+
+
+def usage(message: AIMessage, window: int | None) -> UsageUpdated | None:
+    meta = message.usage_metadata
+    if not meta:
+        return None
+    return UsageUpdated(
+        used=int(meta.get("input_tokens", 0)) + int(meta.get("output_tokens", 0)),
+        size=window or DEFAULT_CONTEXT_WINDOW,
+    )
+
+
+def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
+    """The events a client needs to redraw a thread's history."""
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            yield UserMessage(human_text(message))
+        elif isinstance(message, AIMessage):
+            text, thought = text_and_thought(message)
+            if thought:
+                yield ThoughtChunk(thought)
+            if text:
+                yield MessageChunk(text)
+            for call in message.tool_calls:
+                yield tool_started(call, backend)
+        elif isinstance(message, ToolMessage):
+            yield tool_finished(message)
+
+
+class LiveProjection:
+    """Turns one turn's `astream` output into events, announcing and finishing each tool
+    call exactly once (resumed runs re-emit updates LangGraph already reported)."""
+
+    def __init__(self, backend: Backend, window: int | None) -> None:
+        self.backend = backend
+        self.window = window
+        self.announced: set[str] = set()
+        self.finished: set[str] = set()
+        self.interrupts: list[Any] = []
+        self.last_ai: AIMessage | None = None
+
+    def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
+        if namespace:
+            return []  # sub-agent internals stay inside their parent's card
+        if mode == "messages":
+            chunk, meta = data
+            if meta.get("langgraph_node") != "model" or isinstance(chunk, ToolMessage):
+                return []
+            text, thought = text_and_thought(chunk)
+            events: list[Event] = []
+            if thought:
+                events.append(ThoughtChunk(thought))
+            if text:
+                events.append(MessageChunk(text))
+            return events
+        if mode == "tools":
+            if data.get("event") == "tool-started" and data["tool_call_id"] in self.announced:
+                return [ToolRunning(data["tool_call_id"])]
+            return []
+        if mode == "custom":
+            if isinstance(data, dict) and data.get("type") == "tool_output":
+                return [ToolOutput(data["tool_call_id"], data["text"])]
+            return []
+        if mode == "updates":
+            return self._updates(data)
+        return []
+
+    def _updates(self, data: dict) -> list[Event]:
+        events: list[Event] = []
+        for node, update in data.items():
+            if node == "__interrupt__":
+                self.interrupts.extend(update)
+                continue
+            for message in messages_of(update):
+                if isinstance(message, AIMessage) and node == "model":
+                    self.last_ai = message
+                    if usage_event := usage(message, self.window):
+                        events.append(usage_event)
+                    for call in message.tool_calls:
+                        if call["id"] not in self.announced:
+                            self.announced.add(call["id"])
+                            events.append(tool_started(call, self.backend))
+                elif (
+                    isinstance(message, ToolMessage)
+                    and node == "tools"
+                    and message.tool_call_id in self.announced - self.finished
+                ):
+                    self.finished.add(message.tool_call_id)
+                    events.append(tool_finished(message))
+        return events
+
+
+def messages_of(update: Any) -> list[Any]:
+    """Messages in a node's update, whatever shape it has (dict, Command, list of them)."""
+    if update is None:
+        return []
+    if isinstance(update, list | tuple):
+        return [m for item in update for m in messages_of(item)]
+    payload = update.update if isinstance(update, Command) else update
+    if isinstance(payload, dict):
+        messages = payload.get("messages") or []
+        return list(messages) if isinstance(messages, list | tuple) else [messages]
+    return []

@@ -1,0 +1,210 @@
+"""Drive the real `deepacp --stdio` binary over stdio with the ACP SDK's client side.
+
+Every message the server writes is recorded and, when the test ends, validated against
+the SDK's schema types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, spawn_agent_process
+from acp import schema as S
+from acp.connection import StreamDirection, StreamEvent
+
+DEEPACP = str(Path(sys.executable).parent / "deepacp")
+
+RESPONSE_TYPES = {
+    "initialize": S.InitializeResponse,
+    "session/new": S.NewSessionResponse,
+    "session/load": S.LoadSessionResponse,
+    "session/resume": S.ResumeSessionResponse,
+    "session/list": S.ListSessionsResponse,
+    "session/prompt": S.PromptResponse,
+    "session/set_mode": S.SetSessionModeResponse,
+    "session/set_config_option": S.SetSessionConfigOptionResponse,
+    "session/close": S.CloseSessionResponse,
+}
+REQUEST_TYPES = {
+    "session/update": S.SessionNotification,
+    "session/request_permission": S.RequestPermissionRequest,
+}
+
+
+@dataclass
+class RecordingClient:
+    """An ACP client that records updates and answers permission requests from a queue."""
+
+    updates: list[tuple[str, Any]] = field(default_factory=list)
+    permission_requests: list[S.RequestPermissionRequest] = field(default_factory=list)
+    answers: list[str | None] = field(default_factory=list)
+    on_permission: Callable[[S.RequestPermissionRequest], Awaitable[None]] | None = None
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> S.RequestPermissionResponse:
+        request = S.RequestPermissionRequest(
+            session_id=session_id, tool_call=tool_call, options=options
+        )
+        self.permission_requests.append(request)
+        if self.on_permission is not None:
+            await self.on_permission(request)
+        answer = self.answers.pop(0) if self.answers else "allow_once"
+        if answer is None:
+            return S.RequestPermissionResponse(outcome=S.DeniedOutcome(outcome="cancelled"))
+        return S.RequestPermissionResponse(
+            outcome=S.AllowedOutcome(outcome="selected", option_id=answer)
+        )
+
+    def of(self, kind: type, session_id: str | None = None) -> list[Any]:
+        return [u for s, u in self.updates if isinstance(u, kind) and session_id in (None, s)]
+
+    def text(self, session_id: str | None = None) -> str:
+        return "".join(u.content.text for u in self.of(S.AgentMessageChunk, session_id))
+
+    def cards(self, session_id: str | None = None) -> dict[str, dict[str, Any]]:
+        """Each tool call's final state, folded from its `tool_call` and updates."""
+        cards: dict[str, dict[str, Any]] = {}
+        for s, update in self.updates:
+            if session_id not in (None, s):
+                continue
+            if isinstance(update, S.ToolCallStart | S.ToolCallProgress):
+                card = cards.setdefault(update.tool_call_id, {"statuses": [], "starts": 0})
+                if isinstance(update, S.ToolCallStart):
+                    card["starts"] += 1
+                for key in ("title", "kind", "raw_input", "locations", "content"):
+                    if getattr(update, key) is not None:
+                        card[key] = getattr(update, key)
+                if update.status is not None:
+                    card["statuses"].append(update.status)
+        return cards
+
+
+class Wire:
+    """Raw messages the server wrote, checked against the schema at the end."""
+
+    def __init__(self) -> None:
+        self.incoming: list[dict] = []
+        self.outgoing_methods: dict[Any, str] = {}
+
+    def observe(self, event: StreamEvent) -> None:
+        if event.direction == StreamDirection.OUTGOING:
+            if "method" in event.message and "id" in event.message:
+                self.outgoing_methods[event.message["id"]] = event.message["method"]
+        else:
+            self.incoming.append(event.message)
+
+    def validate(self) -> None:
+        for message in self.incoming:
+            if "method" in message:
+                model = REQUEST_TYPES.get(message["method"])
+                assert model is not None, f"unexpected method from the server: {message['method']}"
+                model.model_validate(message["params"])
+            elif "error" in message:
+                assert isinstance(message["error"]["code"], int) and message["error"]["message"]
+            else:
+                method = self.outgoing_methods.get(message["id"])
+                model = RESPONSE_TYPES.get(method or "")
+                if model is not None:
+                    model.model_validate(message["result"])
+
+
+@dataclass
+class Agent:
+    conn: Any
+    process: asyncio.subprocess.Process
+    client: RecordingClient
+    wire: Wire
+    workspace: Path
+    home: Path
+    script: Path
+
+    async def new_session(self, cwd: Path | None = None) -> str:
+        response = await self.conn.new_session(cwd=str(cwd or self.workspace), mcp_servers=[])
+        return response.session_id
+
+    async def prompt(self, session_id: str, text: str) -> S.PromptResponse:
+        return await self.conn.prompt(
+            session_id=session_id, prompt=[S.TextContentBlock(type="text", text=text)]
+        )
+
+    async def raw_request(self, method: str, params: dict) -> Any:
+        # The SDK's client has no method for these; its connection sends any request.
+        return await self.conn._conn.send_request(method, params)
+
+
+def write_script(path: Path, turns: list[dict], **extra: Any) -> Path:
+    path.write_text(json.dumps({"turns": turns, **extra}))
+    return path
+
+
+@contextlib.asynccontextmanager
+async def start_agent(
+    tmp_path: Path,
+    turns: list[dict],
+    *,
+    home: Path | None = None,
+    workspace: Path | None = None,
+    client: RecordingClient | None = None,
+    env: dict[str, str] | None = None,
+    script_name: str = "script.json",
+) -> AsyncIterator[Agent]:
+    workspace = workspace or tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    home = home or tmp_path / "home"
+    script = write_script(tmp_path / script_name, turns, record=str(tmp_path / "requests.jsonl"))
+    client = client or RecordingClient()
+    wire = Wire()
+    full_env = {
+        "DEEPACP_HOME": str(home),
+        "DEEPACP_MODEL": f"scripted:{script}",
+        "PATH": os.environ.get("PATH", ""),
+        **(env or {}),
+    }
+    async with spawn_agent_process(
+        client,
+        DEEPACP,
+        "--stdio",
+        env=full_env,
+        cwd=workspace,
+        transport_kwargs={"stderr": None},
+        observers=[wire.observe],
+        use_unstable_protocol=True,
+    ) as (conn, process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        agent = Agent(conn, process, client, wire, workspace, home, script)
+        yield agent
+        wire.validate()
+
+
+@pytest.fixture
+def agent_factory(tmp_path: Path):
+    """`async with agent_factory(turns, ...) as agent:` starts a server with a script."""
+
+    def factory(turns: list[dict], **kwargs: Any):
+        return start_agent(tmp_path, turns, **kwargs)
+
+    return factory
+
+
+@pytest.fixture
+def model_requests(tmp_path: Path) -> Callable[[], list[dict]]:
+    """What the scripted model received so far, one entry per model call."""
+
+    def read() -> list[dict]:
+        path = tmp_path / "requests.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    return read

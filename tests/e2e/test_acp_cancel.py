@@ -1,0 +1,118 @@
+"""Cancel: immediate, kills what runs, leaves a valid history, and the next turn works."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from acp import schema as S
+
+
+async def wait_for(predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.01)
+
+
+def assert_history_valid(request: dict) -> None:
+    """Every tool call the model is shown has its result right after it."""
+    messages = request["messages"]
+    for i, message in enumerate(messages):
+        for call in message.get("tool_calls", []):
+            answers = [m for m in messages[i + 1 :] if m.get("tool_call_id") == call["id"]]
+            assert len(answers) == 1, f"tool call {call['id']} has {len(answers)} results"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (ProcessLookupError, OSError):
+        return False
+    return state != "Z"
+
+
+async def test_cancel_during_model_stream(agent_factory, model_requests) -> None:
+    turns = [{"content": "word " * 400, "delay_ms": 20}, {"content": "fresh answer"}]
+    async with agent_factory(turns) as agent:
+        session = await agent.new_session()
+        task = asyncio.create_task(agent.prompt(session, "talk a lot"))
+        await wait_for(lambda: len(agent.client.of(S.AgentMessageChunk)) >= 3)
+        started = time.monotonic()
+        await agent.conn.cancel(session_id=session)
+        response = await task
+        elapsed = time.monotonic() - started
+        assert response.stop_reason == "cancelled"
+        assert elapsed < 1.0, elapsed
+        response = await agent.prompt(session, "again")
+        assert response.stop_reason == "end_turn"
+        assert agent.client.text().endswith("fresh answer")
+        assert_history_valid(model_requests()[-1])
+
+
+async def test_cancel_during_a_running_command(agent_factory, model_requests) -> None:
+    turns = [
+        {
+            "tool_calls": [
+                {"id": "quick", "name": "read_file", "args": {"file_path": "notes.txt"}},
+                {
+                    "id": "slow",
+                    "name": "execute",
+                    "args": {"command": "echo $$ > shell.pid; sleep 30"},
+                },
+            ]
+        },
+        {"content": "after the cancel"},
+    ]
+    async with agent_factory(turns) as agent:
+        (agent.workspace / "notes.txt").write_text("remember me\n")
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        task = asyncio.create_task(agent.prompt(session, "run it"))
+        pid_file = agent.workspace / "shell.pid"
+        await wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+        await wait_for(
+            lambda: agent.client.cards().get("quick", {}).get("statuses", [""])[-1] == "completed"
+        )
+        started = time.monotonic()
+        await agent.conn.cancel(session_id=session)
+        response = await task
+        elapsed = time.monotonic() - started
+        assert response.stop_reason == "cancelled"
+        assert elapsed < 1.0, elapsed
+        await wait_for(lambda: not pid_alive(int(pid_file.read_text())), timeout=2)
+        cards = agent.client.cards()
+        assert cards["slow"]["statuses"][-1] == "failed"
+        assert cards["quick"]["statuses"][-1] == "completed"
+
+        response = await agent.prompt(session, "what happened?")
+        assert response.stop_reason == "end_turn"
+        last = model_requests()[-1]
+        assert_history_valid(last)
+        results = {m["tool_call_id"]: m["content"] for m in last["messages"] if "tool_call_id" in m}
+        assert "remember me" in results["quick"]  # the finished result was kept
+        assert "Cancelled by the user" in results["slow"]
+
+
+async def test_cancel_while_a_permission_is_pending(agent_factory, model_requests) -> None:
+    turns = [
+        {
+            "tool_calls": [
+                {"id": "w", "name": "write_file", "args": {"file_path": "x.txt", "content": "x"}}
+            ]
+        },
+        {"content": "next turn"},
+    ]
+    async with agent_factory(turns) as agent:
+        session = await agent.new_session()
+        agent.client.answers = [None]  # the client answers "cancelled", as Zed does on stop
+        response = await agent.prompt(session, "write")
+        assert response.stop_reason == "cancelled"
+        assert not (agent.workspace / "x.txt").exists()
+        assert agent.client.cards()["w"]["statuses"][-1] == "failed"
+        assert (await agent.prompt(session, "go on")).stop_reason == "end_turn"
+        assert_history_valid(model_requests()[-1])

@@ -1,0 +1,211 @@
+"""Prompt content blocks, and malformed or hostile input on the raw wire."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from acp import RequestError
+from acp import schema as S
+
+DEEPACP = str(Path(sys.executable).parent / "deepacp")
+
+
+async def test_prompt_blocks_reach_the_model_without_loss(agent_factory, model_requests) -> None:
+    async with agent_factory([{"content": "seen"}]) as agent:
+        (agent.workspace / "src").mkdir()
+        (agent.workspace / "src" / "app.py").write_text("print('app')\n")
+        session = await agent.new_session()
+        uri = (agent.workspace / "src" / "app.py").as_uri()
+        png = base64.b64encode(b"\x89PNG fake").decode()
+        await agent.conn.prompt(
+            session_id=session,
+            prompt=[
+                S.TextContentBlock(type="text", text="Look at "),
+                S.ResourceContentBlock(type="resource_link", uri=uri, name="app.py"),
+                S.EmbeddedResourceContentBlock(
+                    type="resource",
+                    resource=S.TextResourceContents(
+                        uri="file:///notes/todo.md", text="- fix app\n"
+                    ),
+                ),
+                S.ImageContentBlock(type="image", data=png, mime_type="image/png"),
+            ],
+        )
+        human = model_requests()[0]["messages"][0]["content"]
+        assert human.startswith("Look at ")
+        assert f'uri="{uri}"' in human and 'path="src/app.py"' in human
+        assert 'uri="file:///notes/todo.md"' in human and "- fix app" in human
+
+
+async def test_unsupported_blocks_are_clear_errors(agent_factory) -> None:
+    async with agent_factory([{"content": "x"}]) as agent:
+        session = await agent.new_session()
+        audio = S.AudioContentBlock(type="audio", data="AAAA", mime_type="audio/wav")
+        with pytest.raises(RequestError) as info:
+            await agent.conn.prompt(session_id=session, prompt=[audio])
+        assert info.value.code == -32602 and "audio" in json.dumps(info.value.data)
+        blob = S.EmbeddedResourceContentBlock(
+            type="resource",
+            resource=S.BlobResourceContents(
+                uri="file:///x.zip", blob="AAAA", mime_type="application/zip"
+            ),
+        )
+        with pytest.raises(RequestError) as info:
+            await agent.conn.prompt(session_id=session, prompt=[blob])
+        assert info.value.code == -32602
+        assert (await agent.prompt(session, "still fine")).stop_reason == "end_turn"
+
+
+class RawWire:
+    """A bare JSON-RPC peer on the server's stdio, for input no SDK would send."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    async def send_bytes(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        await self.process.stdin.drain()
+
+    async def send(self, message: dict) -> None:
+        await self.send_bytes(json.dumps(message).encode() + b"\n")
+
+    async def read(self) -> dict:
+        assert self.process.stdout is not None
+        line = await asyncio.wait_for(self.process.stdout.readline(), 20)
+        assert line, "the server closed its output"
+        return json.loads(line)
+
+    async def read_until_id(self, request_id) -> dict:
+        while True:
+            message = await self.read()
+            if message.get("id") == request_id and "method" not in message:
+                return message
+
+
+async def test_malformed_frames_get_errors_and_the_server_stays_up(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"content": "one"}, {"content": "two"}]}))
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    env = {
+        **os.environ,
+        "DEEPACP_HOME": str(tmp_path / "home"),
+        "DEEPACP_MODEL": f"scripted:{script}",
+    }
+    process = await asyncio.create_subprocess_exec(
+        DEEPACP,
+        "--stdio",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+        limit=2**26,
+    )
+    wire = RawWire(process)
+    try:
+        await wire.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+        )
+        assert (await wire.read())["result"]["protocolVersion"] == 1
+        await wire.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/new",
+                "params": {"cwd": str(workspace), "mcpServers": []},
+            }
+        )
+        session = (await wire.read_until_id(2))["result"]["sessionId"]
+
+        garbage: list[tuple[bytes, int, object]] = [
+            (b"not json at all\n", -32700, None),
+            (b"[1, 2, 3]\n", -32600, None),
+            (b'"a string"\n', -32600, None),
+            (b"\xff\xfe\x00 invalid utf-8\n", -32700, None),
+            (b'{"jsonrpc": "2.0", "id": 7}\n', -32600, 7),
+            (b'{"jsonrpc": "1.0", "id": 8, "method": "session/list"}\n', -32600, 8),
+            (b'{"jsonrpc": "2.0", "id": 9, "method": 42}\n', -32600, 9),
+            (b'{"jsonrpc": "2.0", "id": 10, "method": "session/list", "params": 5}\n', -32600, 10),
+            (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "session/list"}\n', -32600, None),
+        ]
+        for frame, code, request_id in garbage:
+            await wire.send_bytes(frame)
+            reply = await wire.read()
+            assert reply["error"]["code"] == code, (frame, reply)
+            assert reply["id"] == request_id
+
+        requests = [
+            ({"jsonrpc": "2.0", "id": 20, "method": "no/such_method", "params": {}}, -32601),
+            (
+                {
+                    "jsonrpc": "2.0",
+                    "id": 21,
+                    "method": "session/prompt",
+                    "params": {"sessionId": "nope", "prompt": []},
+                },
+                -32002,
+            ),
+            (
+                {
+                    "jsonrpc": "2.0",
+                    "id": 22,
+                    "method": "session/prompt",
+                    "params": {"sessionId": session},
+                },
+                -32602,
+            ),
+            ({"jsonrpc": "2.0", "id": 23, "method": "session/new", "params": {"cwd": 5}}, -32602),
+            ({"jsonrpc": "2.0", "id": 24, "method": "session/load", "params": {}}, -32602),
+            (
+                {
+                    "jsonrpc": "2.0",
+                    "id": 25,
+                    "method": "session/set_mode",
+                    "params": {"sessionId": session, "modeId": "x"},
+                },
+                -32602,
+            ),
+            (
+                {
+                    "jsonrpc": "2.0",
+                    "id": 26,
+                    "method": "session/new",
+                    "params": {"cwd": "/" + "x" * 100_000},
+                },
+                -32602,
+            ),
+        ]
+        for request, code in requests:
+            await wire.send(request)
+            reply = await wire.read_until_id(request["id"])
+            assert reply["error"]["code"] == code, (request["method"], reply)
+
+        huge = {
+            "jsonrpc": "2.0",
+            "id": 30,
+            "method": "session/list",
+            "params": {"cwd": "/" + "y" * 5_000_000},
+        }
+        await wire.send(huge)
+        assert "result" in await wire.read_until_id(30)
+        await wire.send(
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "ghost"}}
+        )
+        await wire.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"id": 99}})
+
+        # The session made before the storm still works.
+        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
+        await wire.send({"jsonrpc": "2.0", "id": 40, "method": "session/prompt", "params": prompt})
+        assert (await wire.read_until_id(40))["result"]["stopReason"] == "end_turn"
+        assert process.returncode is None
+    finally:
+        if process.stdin:
+            process.stdin.close()
+        await asyncio.wait_for(process.wait(), 10)
+    assert process.returncode == 0

@@ -1,0 +1,232 @@
+"""Sessions: persistence across restarts, list/load/resume/close/delete, modes, models."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+from acp import RequestError
+from acp import schema as S
+
+TWO_TURNS = [
+    {
+        "reasoning": "first thoughts",
+        "content": "I will write it.",
+        "tool_calls": [
+            {
+                "id": "w1",
+                "name": "write_file",
+                "args": {"file_path": "hello.txt", "content": "hi\n"},
+            }
+        ],
+    },
+    {"content": "Wrote hello.txt."},
+]
+
+
+async def test_load_after_the_server_was_killed_replays_everything(agent_factory, tmp_path) -> None:
+    home = tmp_path / "home"
+    async with agent_factory(TWO_TURNS, home=home) as agent:
+        session = await agent.new_session()
+        await agent.prompt(session, "write hello")
+        agent.process.send_signal(signal.SIGKILL)
+        await agent.process.wait()
+        agent.wire.incoming.clear()  # the killed connection may have half-read frames
+
+    async with agent_factory([{"content": "still here"}], home=home) as agent:
+        listed = await agent.conn.list_sessions(cwd=str(agent.workspace))
+        assert [s.session_id for s in listed.sessions] == [session]
+        assert listed.sessions[0].title == "write hello"
+        assert listed.sessions[0].updated_at
+
+        response = await agent.conn.load_session(
+            cwd=str(agent.workspace), session_id=session, mcp_servers=[]
+        )
+        assert response.modes.current_mode_id == "ask"
+        client = agent.client
+        users = [u.content.text for u in client.of(S.UserMessageChunk)]
+        assert users == ["write hello"]
+        assert "".join(u.content.text for u in client.of(S.AgentThoughtChunk)) == "first thoughts"
+        assert client.text() == "I will write it.Wrote hello.txt."
+        card = client.cards()["w1"]
+        assert card["statuses"] == ["pending", "completed"]
+        diff = next(c for c in card["content"] if isinstance(c, S.FileEditToolCallContent))
+        assert diff.old_text is None and diff.new_text == "hi\n"
+        # The history arrived before the response; the session keeps working.
+        assert (await agent.prompt(session, "still there?")).stop_reason == "end_turn"
+        assert client.text().endswith("still here")
+
+
+async def test_resume_close_delete_and_errors(agent_factory, tmp_path) -> None:
+    async with agent_factory([{"content": "a"}, {"content": "b"}]) as agent:
+        session = await agent.new_session()
+        await agent.prompt(session, "first")
+        before = len(agent.client.updates)
+        await agent.conn.resume_session(
+            cwd=str(agent.workspace), session_id=session, mcp_servers=[]
+        )
+        assert len(agent.client.updates) == before  # resume does not replay
+        await agent.conn.close_session(session_id=session)
+        assert (await agent.prompt(session, "reopened")).stop_reason == "end_turn"
+
+        other = tmp_path / "elsewhere"
+        other.mkdir()
+        with pytest.raises(RequestError) as info:
+            await agent.conn.load_session(cwd=str(other), session_id=session, mcp_servers=[])
+        assert info.value.code == -32602 and "belongs to" in str(info.value)
+        with pytest.raises(RequestError) as info:
+            await agent.prompt("no-such-session", "hi")
+        assert info.value.code == -32002
+        with pytest.raises(RequestError) as info:
+            await agent.conn.new_session(cwd="relative/path", mcp_servers=[])
+        assert info.value.code == -32602
+
+        assert await agent.raw_request("session/delete", {"sessionId": session}) == {}
+        listed = await agent.conn.list_sessions()
+        assert session not in [s.session_id for s in listed.sessions]
+        with pytest.raises(RequestError) as info:
+            await agent.conn.load_session(
+                cwd=str(agent.workspace), session_id=session, mcp_servers=[]
+            )
+        assert info.value.code == -32002
+        with pytest.raises(RequestError) as info:
+            await agent.raw_request(
+                "session/fork", {"sessionId": session, "cwd": str(agent.workspace)}
+            )
+        assert info.value.code == -32601  # not implemented, so not faked
+        with pytest.raises(RequestError) as info:
+            await agent.raw_request("logout", {})
+        assert info.value.code == -32601
+
+
+async def test_modes(agent_factory) -> None:
+    def write(i: int) -> dict:
+        args = {"file_path": f"f{i}.txt", "content": "x"}
+        return {"tool_calls": [{"id": f"w{i}", "name": "write_file", "args": args}]}
+
+    run = {"tool_calls": [{"id": "x1", "name": "execute", "args": {"command": "echo ran"}}]}
+    turns = [
+        write(1),
+        {"content": "ok"},
+        run,
+        {"content": "ok"},
+        write(2),
+        {"content": "ok"},
+        write(3),
+        {"content": "ok"},
+    ]
+    async with agent_factory(turns) as agent:
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="accept-edits")
+        mode_updates = agent.client.of(S.CurrentModeUpdate)
+        assert [u.current_mode_id for u in mode_updates] == ["accept-edits"]
+        await agent.prompt(session, "edit")  # accepted without asking
+        agent.client.answers = ["allow_once"]
+        await agent.prompt(session, "run")  # the shell still asks
+        assert [r.tool_call.tool_call_id for r in agent.client.permission_requests] == ["x1"]
+
+        response = await agent.conn.set_config_option(
+            config_id="mode", session_id=session, value="plan"
+        )
+        assert next(o for o in response.config_options if o.id == "mode").current_value == "plan"
+        await agent.prompt(session, "try to write in plan mode")
+        assert not (agent.workspace / "f2.txt").exists()
+        assert agent.client.cards()["w2"]["statuses"][-1] == "failed"
+
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "write now")
+        assert (agent.workspace / "f1.txt").exists() and (agent.workspace / "f3.txt").exists()
+        assert len(agent.client.permission_requests) == 1
+        with pytest.raises(RequestError) as info:
+            await agent.conn.set_session_mode(session_id=session, mode_id="reckless")
+        assert info.value.code == -32602
+
+
+async def test_plan_mode_hides_mutating_tools_from_the_model(agent_factory, model_requests) -> None:
+    async with agent_factory([{"content": "a"}, {"content": "b"}]) as agent:
+        session = await agent.new_session()
+        await agent.prompt(session, "ask mode")
+        await agent.conn.set_session_mode(session_id=session, mode_id="plan")
+        await agent.prompt(session, "plan mode")
+        ask, plan = model_requests()
+        assert {"write_file", "edit_file", "delete", "execute"} <= set(ask["tools"])
+        assert not {"write_file", "edit_file", "delete", "execute"} & set(plan["tools"])
+        assert "plan mode" in plan["system"]
+
+
+async def test_model_switch_keeps_the_thread(
+    agent_factory, tmp_path, model_requests, isolated_home
+) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(
+        json.dumps(
+            {
+                "turns": [{"content": "from the other model"}],
+                "record": str(tmp_path / "other.jsonl"),
+            }
+        )
+    )
+    async with agent_factory([{"content": "from the first model"}]) as agent:
+        (agent.home).mkdir(exist_ok=True)
+        (agent.home / "config.toml").write_text(f'models = ["scripted:{other}"]\n')
+        session = await agent.new_session()
+        await agent.prompt(session, "one")
+        response = await agent.conn.set_config_option(
+            config_id="model", session_id=session, value=f"scripted:{other}"
+        )
+        model = next(o for o in response.config_options if o.id == "model")
+        assert model.current_value == f"scripted:{other}"
+        assert f"scripted:{other}" in [o.value for o in model.options]
+        await agent.prompt(session, "two")
+        assert agent.client.text().endswith("from the other model")
+        seen = [json.loads(line) for line in (tmp_path / "other.jsonl").read_text().splitlines()]
+        assert [m["content"] for m in seen[0]["messages"] if m["type"] == "human"] == ["one", "two"]
+
+
+async def test_two_sessions_are_isolated(agent_factory, tmp_path) -> None:
+    turns = [{"content": "hello", "delay_ms": 5}, {"content": "hello", "delay_ms": 5}]
+    async with agent_factory(turns) as agent:
+        second = tmp_path / "second"
+        second.mkdir()
+        a = await agent.new_session()
+        b = await agent.new_session(second)
+        await agent.conn.set_session_mode(session_id=b, mode_id="yolo")
+        import asyncio
+
+        await asyncio.gather(agent.prompt(a, "in a"), agent.prompt(b, "in b"))
+        assert agent.client.text(a) == "hello" and agent.client.text(b) == "hello"
+        listed = {s.session_id: s for s in (await agent.conn.list_sessions()).sessions}
+        assert listed[a].cwd == str(agent.workspace) and listed[b].cwd == str(second)
+        assert [
+            s.session_id for s in (await agent.conn.list_sessions(cwd=str(second))).sessions
+        ] == [b]
+        state_a = await agent.conn.resume_session(
+            cwd=str(agent.workspace), session_id=a, mcp_servers=[]
+        )
+        assert state_a.modes.current_mode_id == "ask"
+
+
+@pytest.mark.parametrize(("finish", "stop"), [("length", "max_tokens"), ("refusal", "refusal")])
+async def test_stop_reasons_from_the_model(agent_factory, finish: str, stop: str) -> None:
+    async with agent_factory([{"content": "partial", "finish_reason": finish}]) as agent:
+        session = await agent.new_session()
+        assert (await agent.prompt(session, "go")).stop_reason == stop
+
+
+async def test_provider_outage_is_a_clear_error_and_the_session_survives(agent_factory) -> None:
+    turns = [{"error": "503 service unavailable"}, {"content": "back again"}]
+    async with agent_factory(turns) as agent:
+        session = await agent.new_session()
+        with pytest.raises(RequestError) as info:
+            await agent.prompt(session, "hello")
+        assert "503 service unavailable" in str(info.value.data or info.value)
+        assert (await agent.prompt(session, "retry")).stop_reason == "end_turn"
+        assert agent.client.text().endswith("back again")
+
+
+async def test_no_model_configured_is_a_readable_error(agent_factory) -> None:
+    async with agent_factory([], env={"DEEPACP_MODEL": ""}) as agent:
+        with pytest.raises(RequestError) as info:
+            await agent.new_session()
+        assert "no model configured" in str(info.value)
