@@ -16,6 +16,7 @@ examples:
   deepacp --stdio                       ACP agent server for Zed, JetBrains and other ACP clients
   deepacp demo                          an offline demo on a copy of a small example project
   deepacp run --model anthropic:claude-sonnet-4-5 "add type hints to utils.py"
+  deepacp run --mode yolo "run the tests and fix what fails"
 """
 
 
@@ -33,6 +34,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model spec, such as anthropic:claude-sonnet-4-5")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
+    run = commands.add_parser("run", help="run one prompt in a terminal, headless")
+    run.add_argument("prompt", help="what to ask the agent")
+    run.add_argument("--cwd", help="the workspace (default: the current directory)")
+    run.add_argument("--model", dest="run_model", help="model spec (overrides the global --model)")
+    run.add_argument(
+        "--mode",
+        default="ask",
+        choices=["ask", "accept-edits", "plan", "yolo"],
+        help="ask (default; without a terminal, gated calls are denied), accept-edits, plan, yolo",
+    )
     return parser
 
 
@@ -49,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
             from deepacp.demo import run_demo
 
             return run_demo()
+        if args.command == "run":
+            from deepacp.headless import run_headless
+
+            return run_headless(args.prompt, args.cwd, args.run_model or args.model, args.mode)
         build_parser().print_help()
         return 0
     except DeepacpError as exc:

@@ -1,15 +1,26 @@
-"""`deepacp demo`: the agent fixes a bug in a copy of a small example project, offline."""
+"""`deepacp demo`: an ACP client drives `deepacp --stdio`, offline, the way an editor does.
+
+A scripted model fixes a bug in a copy of a small example project. The demo prints what an
+editor would show — streamed text, thoughts, the plan, tool cards, the permission prompt,
+the whole-file diff — then loads the session again in a fresh server process.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import difflib
+import os
 import shutil
+import sys
 import tempfile
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
+
+from deepacp.diffs import unified_diff
 
 EXAMPLES = files("deepacp") / "examples"
+PROMPT = "test_median_even fails; please fix it."
+PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 
 
 def copy_example_project(target: Path) -> Path:
@@ -18,57 +29,125 @@ def copy_example_project(target: Path) -> Path:
     return project
 
 
-def snapshot(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
-    }
+class DemoClient:
+    """Prints session updates as an editor's agent panel would show them."""
 
+    def __init__(self, interactive: bool) -> None:
+        self.interactive = interactive
+        self.cards: dict[str, tuple[str, str]] = {}
+        self.thought = ""
+        self.in_text = False
+        self.replaying = False
+        self.replayed: dict[str, int] = {}
 
-def project_diff(before: dict[str, str], after: dict[str, str]) -> str:
-    out = []
-    for path in sorted(before.keys() | after.keys()):
-        old, new = before.get(path, ""), after.get(path, "")
-        if old != new:
-            out.extend(
-                difflib.unified_diff(
-                    old.splitlines(keepends=True),
-                    new.splitlines(keepends=True),
-                    f"a/{path}",
-                    f"b/{path}",
-                )
-            )
-    return "".join(out)
-
-
-async def _run(project: Path) -> None:
-    from deepacp import create_deep_agent
-    from deepacp.backends import LocalShellBackend
-    from deepacp.testing import ScriptedChatModel
-
-    model = ScriptedChatModel.from_file(str(EXAMPLES / "demo_script.json"))
-    agent = create_deep_agent(model, backend=LocalShellBackend(project))
-    request = {"messages": [{"role": "user", "content": "test_median_even fails; fix it."}]}
-    async for _, mode, data in agent.astream(
-        request, stream_mode=["messages", "updates"], subgraphs=True
-    ):
-        if mode == "messages":
-            chunk, _ = data
-            if chunk.type == "AIMessageChunk" and isinstance(chunk.content, str):
-                print(chunk.content, end="", flush=True)
-        elif mode == "updates" and "model" in data:
+    def _line(self, text: str = "") -> None:
+        if self.thought:
+            print(f"  (thinking) {self.thought}")
+            self.thought = ""
+        if self.in_text:
             print()
-            for call in data["model"]["messages"][-1].tool_calls:
-                print(f"  -> {call['name']} {call['args']}")
+            self.in_text = False
+        print(text, flush=True)
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        from acp import schema as S
+
+        if self.replaying:
+            kind = getattr(update, "session_update", type(update).__name__)
+            self.replayed[kind] = self.replayed.get(kind, 0) + 1
+        elif isinstance(update, S.AgentThoughtChunk):
+            self.thought += update.content.text
+        elif isinstance(update, S.AgentMessageChunk):
+            if self.thought or not self.in_text:
+                self._line()
+            print(update.content.text, end="", flush=True)
+            self.in_text = True
+        elif isinstance(update, S.AgentPlanUpdate):
+            self._line("  plan:")
+            for entry in update.entries:
+                print(f"    {PLAN_MARKS.get(entry.status, '[?]')} {entry.content}")
+        elif isinstance(update, S.ToolCallStart):
+            self.cards[update.tool_call_id] = (update.kind or "other", update.title)
+            self._line(f"  > {update.kind}: {update.title}")
+        elif isinstance(update, S.ToolCallProgress) and update.status in ("completed", "failed"):
+            self._finished(update)
+
+    def _finished(self, update: Any) -> None:
+        from acp import schema as S
+
+        kind, title = self.cards.get(update.tool_call_id, ("other", ""))
+        self._line(f"    {update.status}: {title}")
+        for content in update.content or []:
+            if isinstance(content, S.FileEditToolCallContent):
+                diff = unified_diff(Path(content.path).name, content.old_text, content.new_text)
+                print("    the whole-file diff your editor shows for review:")
+                print("".join(f"      {line}" for line in diff.splitlines(keepends=True)), end="")
+            elif kind == "execute":
+                for line in content.content.text.strip().splitlines()[-4:]:
+                    print(f"      | {line}")
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: Any, **_: Any):
+        from acp import schema as S
+
+        title = tool_call.title or self.titles.get(tool_call.tool_call_id, "a tool call")
+        choice = "allow_once"
+        if self.interactive:
+            answer = await asyncio.to_thread(
+                input, f"    allow `{title}`? [y]es / [a]lways / [n]o: "
+            )
+            choice = {"a": "allow_always", "n": "reject_once"}.get(
+                answer.strip().lower()[:1], choice
+            )
+        else:
+            self._line(f"    permission asked for `{title}`: auto-approved (not a terminal)")
+        return S.RequestPermissionResponse(
+            outcome=S.AllowedOutcome(outcome="selected", option_id=choice)
+        )
+
+
+def server_command() -> list[str]:
+    return [sys.executable, "-m", "deepacp", "--stdio"]
+
+
+async def _drive(project: Path, home: Path, interactive: bool) -> str:
+    from acp import PROTOCOL_VERSION, spawn_agent_process
+    from acp import schema as S
+
+    env = {
+        **os.environ,
+        "DEEPACP_HOME": str(home),
+        "DEEPACP_MODEL": f"scripted:{EXAMPLES / 'demo_script.json'}",
+    }
+    client = DemoClient(interactive)
+    command, *args = server_command()
+    async with spawn_agent_process(
+        client, command, *args, env=env, cwd=project, transport_kwargs={"stderr": None}
+    ) as (conn, _):
+        info = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        print(f"connected to {info.agent_info.name} {info.agent_info.version} over stdio\n")
+        session = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        print(f"you: {PROMPT}\n")
+        prompt = [S.TextContentBlock(type="text", text=PROMPT)]
+        response = await conn.prompt(session_id=session, prompt=prompt)
+        client._line(f"\n(turn ended: {response.stop_reason})")
+
+    print("\nStarting a fresh server process and loading the session from disk...")
+    client.replaying = True
+    async with spawn_agent_process(
+        client, command, *args, env=env, cwd=project, transport_kwargs={"stderr": None}
+    ) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.load_session(cwd=str(project), session_id=session, mcp_servers=[])
+    counts = ", ".join(f"{n} {kind}" for kind, n in sorted(client.replayed.items()))
+    print(f"replayed the whole history: {counts}")
+    return session
 
 
 def run_demo() -> int:
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
     with tempfile.TemporaryDirectory(prefix="deepacp-demo-") as tmp:
         project = copy_example_project(Path(tmp))
-        before = snapshot(project)
-        print(f"deepacp demo: working on a copy of the example project in {project}\n")
-        asyncio.run(_run(project))
-        print("\nThe change the agent made:\n")
-        print(project_diff(before, snapshot(project)))
+        print("deepacp demo: an ACP client (standing in for your editor) drives `deepacp --stdio`")
+        print(f"on a copy of a small example project: {project}\n")
+        asyncio.run(_drive(project, Path(tmp) / "home", interactive))
     return 0

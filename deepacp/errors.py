@@ -18,3 +18,11 @@ class ModelConfigError(ConfigError):
 
 class ScriptError(ConfigError):
     """A scripted-model script file cannot be loaded."""
+
+
+class TurnError(DeepacpError):
+    """A turn failed (the model provider, say); the thread stays usable."""
+
+
+class SessionBusy(DeepacpError):
+    """A prompt arrived while the session was still running the previous one."""

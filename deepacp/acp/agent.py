@@ -7,7 +7,7 @@ import contextlib
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import schema as S
 from acp.agent.router import build_agent_router
@@ -20,12 +20,16 @@ from deepacp.acp import updates
 from deepacp.acp.capabilities import initialize_result
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import deepacp_home, load_config
-from deepacp.errors import DeepacpError, ModelConfigError
+from deepacp.errors import DeepacpError, ModelConfigError, SessionBusy, TurnError
 from deepacp.events import Event, PermissionKind, PermissionRequest, ToolFinished, ToolOutput
 from deepacp.models import check_provider, configured_spec, resolve_model
 from deepacp.session.approvals import DEFAULT_MODE, MODE_IDS
-from deepacp.session.runtime import Session, SessionBusy, TurnError
 from deepacp.session.store import SessionRecord, SessionStore
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from deepacp.session.runtime import Session
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +98,12 @@ def _bad_params(message: str) -> RequestError:
 class DeepacpAgent:
     """Implements the ACP agent methods deepacp advertises; nothing else is routed."""
 
-    def __init__(self, conn: Connection, client_params: dict, model_spec: str | None) -> None:
-        self.conn = conn
+    conn: Connection  # set once the connection exists (it needs this agent's handler)
+
+    def __init__(
+        self, client_params: dict, model_spec: str | None, harness_loaded: Future | None = None
+    ) -> None:
+        self.harness_loaded = harness_loaded
         self.client_capabilities = S.ClientCapabilities.model_validate(
             client_params.get("clientCapabilities") or {}
         )
@@ -123,12 +131,18 @@ class DeepacpAgent:
             raise RequestError(-32000, str(exc)) from None
         return spec
 
-    def _open(self, record: SessionRecord) -> Session:
+    async def _open(self, record: SessionRecord) -> Session:
         session = self.sessions.get(record.id)
         if session is None:
-            handler = AcpSessionHandler(self.conn, record.id)
-            session = Session(record, self.store, handler, resolve_model)
-            self.sessions[record.id] = session
+            if self.harness_loaded is not None:  # imported in the background at start-up
+                await asyncio.wrap_future(self.harness_loaded)
+            from deepacp.session.runtime import Session
+
+            session = self.sessions.get(record.id)  # opened while we waited?
+            if session is None:
+                handler = AcpSessionHandler(self.conn, record.id)
+                session = Session(record, self.store, handler, resolve_model)
+                self.sessions[record.id] = session
         return session
 
     def _record(self, session_id: str, cwd: str | None = None) -> SessionRecord:
@@ -139,21 +153,17 @@ class DeepacpAgent:
             raise _bad_params(f"session {session_id} belongs to {record.cwd}, not {cwd}")
         return record
 
-    def _session(self, session_id: str) -> Session:
+    async def _session(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
         if session is None:
-            if self.store.get(session_id) is None:
-                raise _not_found(session_id)
-            session = self._open(self._record(session_id))
+            session = await self._open(self._record(session_id))
         return session
 
-    def _session_state(self, session: Session) -> dict[str, Any]:
-        spec = session.record.model or ""
+    def _session_state(self, record: SessionRecord) -> dict[str, Any]:
+        spec = record.model or ""
         return {
-            "modes": updates.mode_state(session.policy.mode),
-            "config_options": updates.config_options(
-                session.policy.mode, spec, self._model_choices(spec)
-            ),
+            "modes": updates.mode_state(record.mode),
+            "config_options": updates.config_options(record.mode, spec, self._model_choices(spec)),
         }
 
     async def new_session(
@@ -164,11 +174,10 @@ class DeepacpAgent:
             raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
         spec = self._resolve_spec(None)
         record = self.store.create(str(path), DEFAULT_MODE, spec)
-        session = self._open(record)
-        return S.NewSessionResponse(session_id=record.id, **self._session_state(session))
+        return S.NewSessionResponse(session_id=record.id, **self._session_state(record))
 
     async def load_session(self, cwd: str, session_id: str, **_: Any) -> S.LoadSessionResponse:
-        session = self._open(self._record(session_id, cwd))
+        session = await self._open(self._record(session_id, cwd))
         if session.running:
             raise RequestError(-32603, "Internal error: the session is running a turn")
         try:
@@ -177,11 +186,11 @@ class DeepacpAgent:
             raise RequestError(-32000, str(exc)) from None
         for event in history:
             await session.handler.emit(event)
-        return S.LoadSessionResponse(**self._session_state(session))
+        return S.LoadSessionResponse(**self._session_state(session.record))
 
     async def resume_session(self, cwd: str, session_id: str, **_: Any) -> S.ResumeSessionResponse:
-        session = self._open(self._record(session_id, cwd))
-        return S.ResumeSessionResponse(**self._session_state(session))
+        session = await self._open(self._record(session_id, cwd))
+        return S.ResumeSessionResponse(**self._session_state(session.record))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
         records = self.store.list(str(Path(cwd)) if cwd else None)
@@ -223,7 +232,7 @@ class DeepacpAgent:
         await handler.update(
             S.ConfigOptionUpdate(
                 session_update="config_option_update",
-                config_options=self._session_state(session)["config_options"],
+                config_options=self._session_state(session.record)["config_options"],
             )
         )
 
@@ -233,13 +242,13 @@ class DeepacpAgent:
         session.set_mode(mode_id)  # type: ignore[arg-type]
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any):
-        session = self._session(session_id)
+        session = await self._session(session_id)
         self._set_mode(session, mode_id)
         await self._announce_state(session, mode_changed=True)
         return S.SetSessionModeResponse()
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any):
-        session = self._session(session_id)
+        session = await self._session(session_id)
         if config_id == "mode":
             self._set_mode(session, str(value))
         elif config_id == "model":
@@ -252,13 +261,13 @@ class DeepacpAgent:
             raise _bad_params(f"unknown config option {config_id!r}")
         await self._announce_state(session, mode_changed=config_id == "mode")
         return S.SetSessionConfigOptionResponse(
-            config_options=self._session_state(session)["config_options"]
+            config_options=self._session_state(session.record)["config_options"]
         )
 
     # -- turns -----------------------------------------------------------------------
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> S.PromptResponse:
-        session = self._session(session_id)
+        session = await self._session(session_id)
         content = updates.prompt_content(prompt, session.record.cwd)
         try:
             stop = await session.prompt(content)
@@ -297,18 +306,14 @@ def make_handler(agent: DeepacpAgent) -> Any:
 
 
 async def run_connection(
-    transport: StdioTransport, client_params: dict, model_spec: str | None
+    transport: StdioTransport,
+    client_params: dict,
+    model_spec: str | None,
+    harness_loaded: Future | None = None,
 ) -> None:
     """Serve ACP on an already-initialized transport until the client goes away."""
-    agent: DeepacpAgent | None = None
-
-    async def handle(method: str, params: Any, is_notification: bool) -> Any:
-        assert agent is not None
-        return await inner(method, params, is_notification)
-
-    conn = Connection(handle, transport, listening=False)
-    agent = DeepacpAgent(conn, client_params, model_spec)
-    inner = make_handler(agent)
+    agent = DeepacpAgent(client_params, model_spec, harness_loaded)
+    conn = agent.conn = Connection(make_handler(agent), transport, listening=False)
     try:
         await conn.main_loop()
     finally:

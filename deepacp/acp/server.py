@@ -1,8 +1,9 @@
 """`deepacp --stdio`: answer `initialize` at once, then load the SDK and the harness.
 
 The first response is built from `capabilities.py` with nothing but the standard library
-loaded; the ACP SDK and the harness (LangChain, LangGraph) are imported right after it,
-and the configured provider's package in the background, ready for the first turn.
+loaded. Then the ACP SDK is imported (enough for `session/new`), and the harness —
+LangChain, LangGraph, the configured provider — in a background thread, ready for the
+first turn.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+from concurrent.futures import Future
 
 from deepacp.acp.capabilities import InitializeParamsError, initialize_result
 from deepacp.acp.transport import StdioTransport, error_response
@@ -20,16 +22,18 @@ from deepacp.acp.transport import StdioTransport, error_response
 log = logging.getLogger("deepacp")
 
 
-def load_server() -> None:
-    """Import the SDK and the harness (one thread imports them all: no import races)."""
-    import deepacp.acp.agent
-    import deepacp.session.runtime  # noqa: F401
-
-
-def warm_provider(model_spec: str | None) -> None:
-    """Import the configured provider's package in the background, ready for the first turn."""
+def load_harness(model_spec: str | None) -> Future:
+    """Import the harness (LangChain, LangGraph), then the configured provider's package, in
+    a background thread; the future is done once the harness can be used."""
+    loaded: Future = Future()
 
     def work() -> None:
+        try:
+            import deepacp.session.runtime  # noqa: F401
+        except BaseException as exc:
+            loaded.set_exception(exc)
+            return
+        loaded.set_result(None)
         try:
             from deepacp.models import PROVIDERS, configured_spec, split_spec
 
@@ -39,7 +43,8 @@ def warm_provider(model_spec: str | None) -> None:
         except Exception:  # a broken setup is reported when a session needs it
             log.debug("warm-up import failed", exc_info=True)
 
-    threading.Thread(target=work, name="deepacp-warmup", daemon=True).start()
+    threading.Thread(target=work, name="deepacp-harness-import", daemon=True).start()
+    return loaded
 
 
 async def handshake(transport: StdioTransport) -> dict | None:
@@ -70,12 +75,12 @@ async def serve_stdio(model_spec: str | None = None) -> None:
     params = await handshake(transport)
     if params is None:
         return
-    # The event loop stays free while the imports run; later frames wait in the pipe.
-    await asyncio.to_thread(load_server)
-    warm_provider(model_spec)
+    # The SDK is enough for session/new and session/list; the harness loads meanwhile in
+    # one other thread (the agent waits for it, never imports it concurrently).
     from deepacp.acp.agent import run_connection
 
-    await run_connection(transport, params, model_spec=model_spec)
+    harness = load_harness(model_spec)
+    await run_connection(transport, params, model_spec, harness)
 
 
 def serve(model_spec: str | None = None) -> int:

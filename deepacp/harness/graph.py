@@ -6,7 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    HumanInTheLoopMiddleware,
+    TodoListMiddleware,
+)
 from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
 from langchain_core.language_models import BaseChatModel
 
@@ -66,6 +70,7 @@ def create_deep_agent(
     interrupt_on: dict[str, bool | InterruptOnConfig] | None = None,
     checkpointer: Any = None,
     store: Any = None,
+    planning: bool = False,
     name: str | None = None,
 ) -> Any:
     """Build a deep agent: file tools over `backend`, history repair, caller middleware and
@@ -73,7 +78,8 @@ def create_deep_agent(
     with `ainvoke` / `astream` (the tools are async) and a `thread_id` when checkpointed.
 
     `model` is a chat model or a spec string (see `deepacp.models.resolve_model`).
-    `backend` defaults to a `StateBackend` (files in the thread's state).
+    `backend` defaults to a `StateBackend` (files in the thread's state). `planning` adds
+    the `write_todos` tool (LangChain's TodoListMiddleware), which editors show as a plan.
     """
     if isinstance(model, str):
         from deepacp.models import resolve_model
@@ -90,6 +96,8 @@ def create_deep_agent(
     if interrupt_on:
         # Approval, innermost so it asks just before the tool runs (one interrupt per call).
         tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
+    if planning:
+        tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
     stack = assemble(core + tail, middleware, insert_at=len(core))
 
     prompt = BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"

@@ -19,21 +19,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
-
-LS = "ls"
-READ_FILE = "read_file"
-WRITE_FILE = "write_file"
-EDIT_FILE = "edit_file"
-DELETE = "delete"
-GLOB = "glob"
-GREP = "grep"
-EXECUTE = "execute"
-
-MUTATING_FILE_TOOLS = frozenset({WRITE_FILE, EDIT_FILE, DELETE})
-"""Tools that change a file named by their `file_path` argument."""
-
-SELF_LIMITING_TOOLS = frozenset({LS, READ_FILE, GLOB, GREP, WRITE_FILE, EDIT_FILE, DELETE})
-"""Tools whose results are bounded already, so they are never offloaded."""
+from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 
 DEFAULT_READ_LIMIT = 100
 MAX_LINE_CHARS = 2000

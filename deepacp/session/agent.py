@@ -87,4 +87,5 @@ def build_session_agent(
         middleware=[ModeMiddleware(policy)],
         interrupt_on=approval_gate(policy),
         checkpointer=checkpointer,
+        planning=True,
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from deepacp.events import PermissionKind
-from deepacp.harness.tools import EXECUTE, MUTATING_FILE_TOOLS
+from deepacp.harness.names import EXECUTE, MUTATING_FILE_TOOLS
 
 Mode = Literal["ask", "accept-edits", "plan", "yolo"]
 

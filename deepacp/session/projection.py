@@ -15,6 +15,8 @@ from deepacp.events import (
     FileDiff,
     Location,
     MessageChunk,
+    PlanEntry,
+    PlanUpdated,
     StopReason,
     ThoughtChunk,
     ToolFinished,
@@ -25,9 +27,10 @@ from deepacp.events import (
     UsageUpdated,
     UserMessage,
 )
-from deepacp.harness import tools as T
+from deepacp.harness import names as T
 
 CARD_TEXT_CHARS = 20_000
+_PLAN_STATUSES = ("pending", "in_progress", "completed")
 DEFAULT_CONTEXT_WINDOW = 200_000
 
 KINDS: dict[str, ToolKind] = {
@@ -39,6 +42,7 @@ KINDS: dict[str, ToolKind] = {
     T.GLOB: "search",
     T.GREP: "search",
     T.EXECUTE: "execute",
+    T.WRITE_TODOS: "think",
 }
 
 
@@ -72,6 +76,7 @@ def describe_call(name: str, args: dict, backend: Backend) -> tuple[ToolKind, st
         T.GLOB: f"Find {args.get('pattern', '')} in {shown}",
         T.GREP: f"Search {args.get('pattern', '')!r} in {shown}",
         T.EXECUTE: str(args.get("command", "")),
+        T.WRITE_TODOS: "Update plan",
     }
     title = titles.get(name, name)
     locations = []
@@ -84,6 +89,26 @@ def tool_started(call: dict, backend: Backend) -> ToolStarted:
     args = call.get("args") or {}
     kind, title, locations = describe_call(call["name"], args, backend)
     return ToolStarted(call["id"], call["name"], kind, title, args, tuple(locations))
+
+
+def plan_from(call: dict) -> PlanUpdated | None:
+    """A write_todos call carries the whole new task list: that is the plan."""
+    if call["name"] != T.WRITE_TODOS:
+        return None
+    entries = []
+    for todo in (call.get("args") or {}).get("todos") or []:
+        if isinstance(todo, dict) and todo.get("content"):
+            status = todo.get("status") if todo.get("status") in _PLAN_STATUSES else "pending"
+            entries.append(PlanEntry(str(todo["content"]), status))
+    return PlanUpdated(tuple(entries))
+
+
+def call_events(call: dict, backend: Backend) -> list[Event]:
+    """The events for a tool call the model made: its card, and the plan it carries."""
+    events: list[Event] = [tool_started(call, backend)]
+    if plan := plan_from(call):
+        events.append(plan)
+    return events
 
 
 def _first_changed_line(old: str, new: str) -> int:
@@ -180,7 +205,7 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
             if text:
                 yield MessageChunk(text)
             for call in message.tool_calls:
-                yield tool_started(call, backend)
+                yield from call_events(call, backend)
         elif isinstance(message, ToolMessage):
             yield tool_finished(message)
 
@@ -237,7 +262,7 @@ class LiveProjection:
                     for call in message.tool_calls:
                         if call["id"] not in self.announced:
                             self.announced.add(call["id"])
-                            events.append(tool_started(call, self.backend))
+                            events.extend(call_events(call, self.backend))
                 elif (
                     isinstance(message, ToolMessage)
                     and node == "tools"

@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
-from deepacp.errors import DeepacpError
+from deepacp.errors import SessionBusy, TurnError
 from deepacp.events import (
     Event,
     PermissionKind,
@@ -47,14 +47,6 @@ class SessionHandler(Protocol):
     async def emit(self, event: Event) -> None: ...
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None: ...
-
-
-class TurnError(DeepacpError):
-    """A turn failed (the model provider, say); the thread stays usable."""
-
-
-class SessionBusy(DeepacpError):
-    """A prompt arrived while the session was still running the previous one."""
 
 
 def title_from(text: str) -> str:
@@ -125,6 +117,7 @@ class Session:
         """Run one turn for the user's message; returns why it stopped."""
         if self.running:
             raise SessionBusy("a turn is already running in this session; cancel it first")
+        await self.graph()  # a configuration problem is reported as itself, before the turn
         self._cancel_requested = False
         self._turn = asyncio.create_task(self._run_turn(content))
         try:
@@ -200,7 +193,7 @@ class Session:
         and close every card that is still open."""
         live = self._live
         try:
-            graph = await self.graph()
+            graph = self._graph
             state = await graph.aget_state(self.config)
             messages = state.values.get("messages", [])
             finished = {

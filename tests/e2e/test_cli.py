@@ -1,27 +1,102 @@
 """The installed `deepacp` command, run as a user runs it."""
 
+import json
 import os
-import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from deepacp import __version__
 
-DEEPACP = shutil.which("deepacp") or os.path.join(os.path.dirname(sys.executable), "deepacp")
+DEEPACP = str(Path(sys.executable).parent / "deepacp")
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([DEEPACP, *args], capture_output=True, text=True, timeout=timeout)
+def run(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 120):
+    return subprocess.run(
+        [DEEPACP, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_version_and_help() -> None:
     assert run("--version").stdout.strip() == f"deepacp {__version__}"
     help_text = run("--help").stdout
-    assert "--stdio" in help_text and "demo" in help_text
+    assert "--stdio" in help_text and "demo" in help_text and "run" in help_text
 
 
-def test_demo_fixes_the_example_project() -> None:
-    result = run("demo")
+def test_demo_drives_the_acp_server_and_reloads_the_session(tmp_path: Path) -> None:
+    result = run("demo", env={"DEEPACP_HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr
-    assert "+    return (ordered[middle - 1] + ordered[middle]) / 2" in result.stdout
-    assert "all three tests pass" in result.stdout
+    out = result.stdout
+    assert "connected to deepacp" in out
+    assert "plan:" in out and "[x] Fix the bug" in out
+    assert "permission asked for `Edit stats.py`: auto-approved" in out
+    assert "+    return (ordered[middle - 1] + ordered[middle]) / 2" in out
+    assert "all three tests pass" in out and "(turn ended: end_turn)" in out
+    assert "replayed the whole history:" in out and "tool_call_update" in out
+
+
+def write_script(tmp_path: Path, turns: list) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"turns": turns}))
+    return f"scripted:{path}"
+
+
+EDIT = [
+    {
+        "content": "Editing.",
+        "tool_calls": [
+            {
+                "id": "e",
+                "name": "edit_file",
+                "args": {"file_path": "a.py", "old_string": "1", "new_string": "2"},
+            }
+        ],
+    },
+    {"content": "Done."},
+]
+
+
+def test_run_denies_gated_calls_without_a_terminal(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    env = {"DEEPACP_HOME": str(tmp_path / "home")}
+    result = run(
+        "run", "--cwd", str(tmp_path), "--model", write_script(tmp_path, EDIT), "bump", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "denied (no terminal to ask" in result.stdout
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
+
+
+def test_run_in_yolo_mode_edits_and_shows_the_diff(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    env = {"DEEPACP_HOME": str(tmp_path / "home")}
+    model = write_script(tmp_path, EDIT)
+    result = run("run", "--mode", "yolo", "--model", model, "bump", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "-x = 1\n+x = 2" in result.stdout and "Done." in result.stdout
+    assert (tmp_path / "a.py").read_text() == "x = 2\n"
+
+
+def test_run_without_a_model_is_one_readable_line(tmp_path: Path) -> None:
+    result = run(
+        "run", "hi", cwd=tmp_path, env={"DEEPACP_HOME": str(tmp_path), "DEEPACP_MODEL": ""}
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "no model configured" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_broken_script_is_one_readable_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    result = run(
+        "run", "--model", f"scripted:{bad}", "hi", cwd=tmp_path, env={"DEEPACP_HOME": str(tmp_path)}
+    )
+    assert result.returncode == 2
+    assert "bad.json is not valid JSON" in result.stderr and "Traceback" not in result.stderr

@@ -19,7 +19,8 @@ from langgraph.types import Command
 from deepacp.backends.errors import BackendError
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import FileRecord, FilesUpdate, merge_files, state_scope
-from deepacp.harness.tools import MUTATING_FILE_TOOLS, SELF_LIMITING_TOOLS, filesystem_tools
+from deepacp.harness.names import MUTATING_FILE_TOOLS, SELF_LIMITING_TOOLS
+from deepacp.harness.tools import filesystem_tools
 
 LARGE_RESULTS_DIR = "/large_tool_results/"
 HISTORY_DIR = "/conversation_history/"

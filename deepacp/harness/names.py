@@ -1,0 +1,17 @@
+"""Tool names: a stable interface, defined once (importing this module costs nothing)."""
+
+LS = "ls"
+READ_FILE = "read_file"
+WRITE_FILE = "write_file"
+EDIT_FILE = "edit_file"
+DELETE = "delete"
+GLOB = "glob"
+GREP = "grep"
+EXECUTE = "execute"
+WRITE_TODOS = "write_todos"  # LangChain's TodoListMiddleware
+
+MUTATING_FILE_TOOLS = frozenset({WRITE_FILE, EDIT_FILE, DELETE})
+"""Tools that change a file named by their `file_path` argument."""
+
+SELF_LIMITING_TOOLS = frozenset({LS, READ_FILE, GLOB, GREP, WRITE_FILE, EDIT_FILE, DELETE})
+"""Tools whose results are bounded already, so they are never offloaded."""

@@ -1,0 +1,102 @@
+"""`deepacp run`: one turn of the session runtime in a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from deepacp.config import deepacp_home
+from deepacp.diffs import unified_diff
+from deepacp.events import (
+    Event,
+    MessageChunk,
+    PermissionKind,
+    PermissionRequest,
+    PlanUpdated,
+    ThoughtChunk,
+    ToolFinished,
+    ToolOutput,
+    ToolStarted,
+)
+from deepacp.models import check_provider, configured_spec
+
+PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+
+
+class TerminalHandler:
+    """Prints a session's events; asks y/n on a terminal, denies without one."""
+
+    def __init__(self, interactive: bool, cwd: str) -> None:
+        self.interactive = interactive
+        self.cwd = cwd
+        self.titles: dict[str, str] = {}
+        self.mid_line = False
+
+    def _print(self, text: str) -> None:
+        if self.mid_line:
+            print()
+            self.mid_line = False
+        print(text, flush=True)
+
+    async def emit(self, event: Event) -> None:
+        if isinstance(event, MessageChunk):
+            print(event.text, end="", flush=True)
+            self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ThoughtChunk):
+            print(event.text, end="", file=sys.stderr, flush=True)
+        elif isinstance(event, ToolStarted):
+            self.titles[event.tool_call_id] = event.title
+            self._print(f"-> {event.title}")
+        elif isinstance(event, ToolOutput):
+            print(event.text, end="", flush=True)
+            self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ToolFinished):
+            mark = "ok" if event.status == "completed" else "failed"
+            self._print(f"   {mark}: {self.titles.get(event.tool_call_id, event.tool_call_id)}")
+            if event.diff is not None:
+                shown = os.path.relpath(event.diff.path, self.cwd)
+                print(unified_diff(shown, event.diff.old_text, event.diff.new_text), end="")
+            elif event.status == "failed":
+                print(f"   {event.text.strip().splitlines()[-1] if event.text.strip() else ''}")
+        elif isinstance(event, PlanUpdated):
+            self._print("plan:")
+            for entry in event.entries:
+                print(f"  {PLAN_MARKS[entry.status]} {entry.content}")
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
+        if not self.interactive:
+            self._print(f"   denied (no terminal to ask; use --mode yolo): {request.title}")
+            return "reject_once"
+        self._print(f"   allow {request.title!r}?")
+        answer = await asyncio.to_thread(input, "   [y]es, [a]lways, [n]o: ")
+        return {"y": "allow_once", "a": "allow_always"}.get(
+            answer.strip().lower()[:1], "reject_once"
+        )
+
+
+async def _run(prompt: str, cwd: Path, spec: str, mode: str) -> int:
+    from deepacp.models import resolve_model
+    from deepacp.session.runtime import Session
+    from deepacp.session.store import SessionStore
+
+    store = SessionStore(deepacp_home())
+    record = store.create(str(cwd), mode, spec)
+    handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
+    session = Session(record, store, handler, resolve_model)
+    try:
+        stop = await session.prompt(prompt)
+    finally:
+        await store.close()
+    handler._print(f"[{stop}; session {record.id}]")
+    return 0 if stop == "end_turn" else 1
+
+
+def run_headless(prompt: str, cwd: str | None, model: str | None, mode: str) -> int:
+    workspace = Path(cwd or ".").resolve()
+    if not workspace.is_dir():
+        raise SystemExit(f"deepacp: {workspace} is not a directory")
+    spec = configured_spec(model)
+    check_provider(spec)
+    return asyncio.run(_run(prompt, workspace, spec, mode))

@@ -1,0 +1,83 @@
+"""Event -> ACP translation, checked against the SDK's schema types."""
+
+import pytest
+from acp import RequestError
+from acp import schema as S
+
+from deepacp.acp.capabilities import AGENT_CAPABILITIES, InitializeParamsError, initialize_result
+from deepacp.acp.updates import permission_answer, prompt_content, to_update
+from deepacp.events import FileDiff, Location, PermissionRequest, ToolFinished, ToolStarted
+
+
+def test_initialize_result_is_a_valid_response() -> None:
+    result = S.InitializeResponse.model_validate(initialize_result({"protocolVersion": 1}))
+    assert result.agent_capabilities.load_session is True
+    assert result.agent_capabilities.prompt_capabilities.embedded_context is True
+    assert result.agent_info.name == "deepacp"
+    assert set(AGENT_CAPABILITIES["sessionCapabilities"]) == {"list", "resume", "close", "delete"}
+    for bad in [
+        None,
+        {},
+        {"protocolVersion": "1"},
+        {"protocolVersion": True},
+        {"protocolVersion": -1},
+    ]:
+        with pytest.raises(InitializeParamsError):
+            initialize_result(bad)
+
+
+def test_tool_cards() -> None:
+    start = to_update(
+        ToolStarted(
+            "c1", "edit_file", "edit", "Edit a.py", {"file_path": "a.py"}, (Location("/w/a.py"),)
+        )
+    )
+    assert isinstance(start, S.ToolCallStart) and start.status == "pending"
+    assert start.raw_input == {"file_path": "a.py"} and start.locations[0].path == "/w/a.py"
+    done = to_update(
+        ToolFinished(
+            "c1",
+            "completed",
+            "Edited",
+            FileDiff("/w/a.py", "a\n", "b\n"),
+            (Location("/w/a.py", 1),),
+        )
+    )
+    diff = done.content[0]
+    assert isinstance(diff, S.FileEditToolCallContent)
+    assert (diff.path, diff.old_text, diff.new_text) == ("/w/a.py", "a\n", "b\n")
+    new_file = to_update(ToolFinished("c2", "completed", "", FileDiff("/w/n.py", None, "x")))
+    assert new_file.content[0].old_text is None
+
+
+def test_permission_answers() -> None:
+    request = PermissionRequest("c1", "Edit a.py", ("allow_once", "reject_once"))
+    chosen = S.RequestPermissionResponse(
+        outcome=S.AllowedOutcome(outcome="selected", option_id="reject_once")
+    )
+    assert permission_answer(chosen, request) == "reject_once"
+    cancelled = S.RequestPermissionResponse(outcome=S.DeniedOutcome(outcome="cancelled"))
+    assert permission_answer(cancelled, request) is None
+    unknown = S.RequestPermissionResponse(
+        outcome=S.AllowedOutcome(outcome="selected", option_id="allow_always")
+    )
+    assert permission_answer(unknown, request) is None  # an option we did not offer
+
+
+def test_prompt_content_keeps_uris_and_text() -> None:
+    blocks = [
+        S.TextContentBlock(type="text", text="see"),
+        S.ResourceContentBlock(type="resource_link", uri="file:///w/src/a%20b.py", name="a b.py"),
+        S.EmbeddedResourceContentBlock(
+            type="resource", resource=S.TextResourceContents(uri="file:///w/n.md", text="body")
+        ),
+    ]
+    content = prompt_content(blocks, "/w")
+    assert content[0] == {"type": "text", "text": "see"}
+    assert (
+        'uri="file:///w/src/a%20b.py"' in content[1]["text"]
+        and 'path="src/a b.py"' in content[1]["text"]
+    )
+    assert content[2]["text"] == '<resource uri="file:///w/n.md" path="n.md">\nbody\n</resource>'
+    with pytest.raises(RequestError):
+        prompt_content([S.AudioContentBlock(type="audio", data="x", mime_type="audio/wav")], "/w")
