@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import sys
 import threading
 from collections.abc import Iterable
@@ -95,9 +96,10 @@ class StdioTransport:
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
         sys.stdout = sys.stderr
         reader = asyncio.StreamReader(limit=_READ_CHUNK)
-        try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-        except ValueError:  # stdin is a regular file: read it in a thread
+        else:  # a file, /dev/null or a terminal: the event loop cannot poll it, a thread can
             _feed_from_thread(loop, reader, sys.stdin.buffer)
         try:
             transport, protocol = await loop.connect_write_pipe(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 
@@ -184,26 +185,35 @@ async def test_model_switch_keeps_the_thread(
         assert [m["content"] for m in seen[0]["messages"] if m["type"] == "human"] == ["one", "two"]
 
 
-async def test_two_sessions_are_isolated(agent_factory, tmp_path) -> None:
-    turns = [{"content": "hello", "delay_ms": 5}, {"content": "hello", "delay_ms": 5}]
+async def test_sessions_are_isolated(agent_factory, tmp_path) -> None:
+    write = {"name": "write_file", "args": {"file_path": "f.txt", "content": "mine"}}
+    turns = [
+        {"content": "writing", "delay_ms": 5, "tool_calls": [{"id": "w", **write}]},
+        {"content": "ok"},
+    ]
     async with agent_factory(turns) as agent:
-        second = tmp_path / "second"
-        second.mkdir()
-        a = await agent.new_session()
-        b = await agent.new_session(second)
+        folders = [tmp_path / name for name in ("a", "b", "c")]
+        for folder in folders:
+            folder.mkdir()
+        a, b, c = [await agent.new_session(folder) for folder in folders]
         await agent.conn.set_session_mode(session_id=b, mode_id="yolo")
-        import asyncio
-
+        agent.client.answers = ["allow_always"]
         await asyncio.gather(agent.prompt(a, "in a"), agent.prompt(b, "in b"))
-        assert agent.client.text(a) == "hello" and agent.client.text(b) == "hello"
+        # Only a asked (b is in yolo); each wrote in its own folder.
+        assert [r.session_id for r in agent.client.permission_requests] == [a]
+        assert all((folder / "f.txt").read_text() == "mine" for folder in folders[:2])
+        # a's "always allow" does not carry over to c.
+        agent.client.answers = ["reject_once"]
+        await agent.prompt(c, "in c")
+        assert [r.session_id for r in agent.client.permission_requests] == [a, c]
+        assert not (folders[2] / "f.txt").exists()
+        assert agent.client.text(a) == agent.client.text(b) == "writingok"
         listed = {s.session_id: s for s in (await agent.conn.list_sessions()).sessions}
-        assert listed[a].cwd == str(agent.workspace) and listed[b].cwd == str(second)
+        assert [listed[x].cwd for x in (a, b, c)] == [str(f) for f in folders]
         assert [
-            s.session_id for s in (await agent.conn.list_sessions(cwd=str(second))).sessions
+            s.session_id for s in (await agent.conn.list_sessions(cwd=str(folders[1]))).sessions
         ] == [b]
-        state_a = await agent.conn.resume_session(
-            cwd=str(agent.workspace), session_id=a, mcp_servers=[]
-        )
+        state_a = await agent.conn.resume_session(cwd=str(folders[0]), session_id=a, mcp_servers=[])
         assert state_a.modes.current_mode_id == "ask"
 
 

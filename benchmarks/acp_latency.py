@@ -1,0 +1,288 @@
+"""Latency of `deepacp --stdio` where editor users feel it, next to the ACP agents they pick.
+
+    python benchmarks/acp_latency.py [--runs 10] [--peers DIR] [--peer-python PYTHON]
+
+Prints medians of `--runs` runs: spawn -> `initialize` response, spawn -> `session/new`
+response, prompt -> first `agent_message_chunk` (cold: first prompt of a fresh process;
+warm: the next one), `session/cancel` -> prompt response while `sleep 30` runs,
+`session/load` of a 500-message session, and peak RSS. Peers are measured when installed:
+`npm install --prefix DIR @zed-industries/claude-agent-acp @zed-industries/codex-acp`
+(spawn -> initialize; they need API keys for more), and deepagents-acp in the Python given
+by --peer-python (`pip install deepagents-acp langchain-openai`; its test agent builds
+sessions without calling the model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEEPACP = [str(Path(sys.executable).parent / "deepacp"), "--stdio"]
+
+
+class Peer:
+    """A JSON-RPC peer on an agent's stdio."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.next_id = 0
+
+    @classmethod
+    async def spawn(cls, command: list[str], env: dict, cwd: Path) -> Peer:
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            limit=2**26,
+            start_new_session=True,  # so close() can stop a peer's helper processes too
+        )
+        return cls(process)
+
+    async def send(self, method: str, params: dict, notify: bool = False) -> int:
+        message: dict = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notify:
+            self.next_id += 1
+            message["id"] = self.next_id
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        await self.process.stdin.drain()
+        return self.next_id
+
+    async def read(self) -> dict:
+        line = await asyncio.wait_for(self.process.stdout.readline(), 60)
+        if not line:
+            raise RuntimeError("the agent closed its output")
+        message = json.loads(line)
+        if message.get("method") == "session/request_permission":
+            allow = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": allow}
+            self.process.stdin.write(json.dumps(reply).encode() + b"\n")
+        return message
+
+    async def response(self, request_id: int) -> dict:
+        while True:
+            message = await self.read()
+            if message.get("id") == request_id and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(message["error"])
+                return message["result"]
+
+    async def request(self, method: str, params: dict) -> dict:
+        return await self.response(await self.send(method, params))
+
+    def peak_rss_mib(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM"))
+        return kib / 1024
+
+    async def close(self) -> None:
+        if self.process.returncode is None:
+            self.process.stdin.close()
+            try:
+                await asyncio.wait_for(self.process.wait(), 5)
+            except TimeoutError:
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await self.process.wait()
+
+
+INIT = {"protocolVersion": 1, "clientCapabilities": {}}
+
+
+async def time_start(
+    command: list[str], env: dict, cwd: Path, with_session: bool
+) -> tuple[float, float | None]:
+    started = time.perf_counter()
+    peer = await Peer.spawn(command, env, cwd)
+    try:
+        await peer.request("initialize", INIT)
+        initialized = time.perf_counter() - started
+        if not with_session:
+            return initialized, None
+        await peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        return initialized, time.perf_counter() - started
+    finally:
+        await peer.close()
+
+
+def text_prompt(session: str, text: str) -> dict:
+    return {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
+
+
+async def first_chunk(peer: Peer, session: str) -> float:
+    started = time.perf_counter()
+    request_id = await peer.send("session/prompt", text_prompt(session, "hello"))
+    elapsed = None
+    while True:
+        message = await peer.read()
+        update = message.get("params", {}).get("update", {})
+        if elapsed is None and update.get("sessionUpdate") == "agent_message_chunk":
+            elapsed = time.perf_counter() - started
+        if message.get("id") == request_id and "method" not in message:
+            return elapsed or float("nan")
+
+
+async def deepacp_turns(env: dict, cwd: Path) -> dict[str, float]:
+    peer = await Peer.spawn(DEEPACP, env, cwd)
+    try:
+        await peer.request("initialize", INIT)
+        session = (await peer.request("session/new", {"cwd": str(cwd), "mcpServers": []}))[
+            "sessionId"
+        ]
+        cold = await first_chunk(peer, session)
+        warm = await first_chunk(peer, session)
+        await peer.request("session/set_mode", {"sessionId": session, "modeId": "yolo"})
+        request_id = await peer.send("session/prompt", text_prompt(session, "run"))
+        while True:  # wait until the command runs
+            update = (await peer.read()).get("params", {}).get("update", {})
+            if (
+                update.get("sessionUpdate") == "tool_call_update"
+                and update.get("status") == "in_progress"
+            ):
+                break
+        await asyncio.sleep(0.2)
+        started = time.perf_counter()
+        await peer.send("session/cancel", {"sessionId": session}, notify=True)
+        result = await peer.response(request_id)
+        cancel = time.perf_counter() - started
+        assert result["stopReason"] == "cancelled", result
+        return {"cold": cold, "warm": warm, "cancel": cancel, "rss": peer.peak_rss_mib()}
+    finally:
+        await peer.close()
+
+
+def turn_script(path: Path) -> Path:
+    turns = [
+        {"content": "hi there"},
+        {"content": "hello again"},
+        {"tool_calls": [{"id": "slow", "name": "execute", "args": {"command": "sleep 30"}}]},
+        {"content": "cancelled"},
+    ]
+    path.write_text(json.dumps({"turns": turns}))
+    return path
+
+
+def long_script(path: Path, tool_turns: int) -> Path:
+    turns = [
+        {
+            "content": f"step {i}",
+            "tool_calls": [{"id": f"c{i}", "name": "ls", "args": {"path": ""}}],
+        }
+        for i in range(tool_turns)
+    ]
+    path.write_text(json.dumps({"turns": [*turns, {"content": "done"}]}))
+    return path
+
+
+async def time_load(env: dict, cwd: Path, runs: int) -> tuple[float, int]:
+    peer = await Peer.spawn(DEEPACP, env, cwd)
+    try:
+        await peer.request("initialize", INIT)
+        session = (await peer.request("session/new", {"cwd": str(cwd), "mcpServers": []}))[
+            "sessionId"
+        ]
+        await peer.request("session/prompt", text_prompt(session, "walk"))
+    finally:
+        await peer.close()
+    times, updates = [], 0
+    for _ in range(runs):
+        peer = await Peer.spawn(DEEPACP, env, cwd)
+        try:
+            await peer.request("initialize", INIT)
+            started = time.perf_counter()
+            request_id = await peer.send(
+                "session/load", {"cwd": str(cwd), "sessionId": session, "mcpServers": []}
+            )
+            updates = 0
+            while True:
+                message = await peer.read()
+                if message.get("method") == "session/update":
+                    updates += 1
+                elif message.get("id") == request_id:
+                    break
+            times.append(time.perf_counter() - started)
+        finally:
+            await peer.close()
+    return statistics.median(times), updates
+
+
+def ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 1000:.0f} ms"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--peers", type=Path, default=Path(__file__).parent / "peers")
+    parser.add_argument("--peer-python", help="a Python with deepagents-acp installed")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        cwd = root / "workspace"
+        cwd.mkdir()
+        (cwd / "README.md").write_text("# bench\n")
+        env = {**os.environ, "DEEPACP_HOME": str(root / "home")}
+        env_turns = {**env, "DEEPACP_MODEL": f"scripted:{turn_script(root / 'turns.json')}"}
+        env_long = {**env, "DEEPACP_MODEL": f"scripted:{long_script(root / 'long.json', 250)}"}
+
+        starts = [await time_start(DEEPACP, env_turns, cwd, True) for _ in range(args.runs)]
+        turns = [await deepacp_turns(env_turns, cwd) for _ in range(args.runs)]
+        load, replayed = await time_load(env_long, cwd, args.runs)
+
+        def median(key: str) -> float:
+            return statistics.median(t[key] for t in turns)
+
+        rows = [
+            ("spawn -> initialize", ms(statistics.median(s[0] for s in starts))),
+            ("spawn -> session/new", ms(statistics.median(s[1] for s in starts))),
+            ("prompt -> first chunk (cold process)", ms(median("cold"))),
+            ("prompt -> first chunk (warm)", ms(median("warm"))),
+            ("cancel -> prompt response (sleep 30 running)", ms(median("cancel"))),
+            (f"session/load, 500 messages ({replayed} updates)", ms(load)),
+            ("peak RSS after a turn", f"{median('rss'):.0f} MiB"),
+        ]
+        print(f"deepacp (median of {args.runs} runs)")
+        for name, value in rows:
+            print(f"  {name:48} {value:>10}")
+
+        peers: list[tuple[str, list[str], bool]] = []
+        bin_dir = args.peers / "node_modules" / ".bin"
+        for name in ("claude-agent-acp", "codex-acp"):
+            # Prefer a platform's native binary (codex-acp-linux-x64) over its node wrapper.
+            found = sorted(bin_dir.glob(f"{name}-*")) or sorted(bin_dir.glob(name))
+            if found:
+                peers.append((name, [str(found[0])], False))
+        if args.peer_python:
+            peers.append(("deepagents-acp", [args.peer_python, "-m", "deepagents_acp"], True))
+        if not peers:
+            print("\nno peers installed (see the module docstring)")
+        for name, command, with_session in peers:
+            peer_env = {**env, "OPENAI_API_KEY": "sk-benchmark-not-used"}
+            try:
+                results = [
+                    await asyncio.wait_for(time_start(command, peer_env, cwd, with_session), 60)
+                    for _ in range(args.runs)
+                ]
+            except (TimeoutError, RuntimeError) as exc:
+                print(f"\n{name}: no usable answer ({type(exc).__name__}: {exc})")
+                continue
+            init = statistics.median(r[0] for r in results)
+            new = statistics.median(r[1] for r in results) if with_session else None
+            print(f"\n{name}: spawn -> initialize {ms(init)}, spawn -> session/new {ms(new)}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
