@@ -40,6 +40,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from deepacp.errors import ScriptError
+from deepacp.harness.messages import text_of
 
 EXHAUSTED = "(script exhausted)"
 CHUNK_CHARS = 8
@@ -97,18 +98,6 @@ def load_script(path: str | Path) -> Script:
         raise ScriptError(f"script {path}: {where}: {first['msg']}") from None
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(block.get("text", ""))
-    return "".join(parts)
-
-
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
@@ -156,12 +145,12 @@ class ScriptedChatModel(BaseChatModel):
         return turn
 
     def _record(self, messages: list[BaseMessage], tools: list[Any]) -> None:
-        system = "\n".join(_text(m.content) for m in messages if isinstance(m, SystemMessage))
+        system = "\n".join(text_of(m.content) for m in messages if isinstance(m, SystemMessage))
         entries = []
         for m in messages:
             if isinstance(m, SystemMessage):
                 continue
-            entry: dict[str, Any] = {"type": m.type, "content": _text(m.content)}
+            entry: dict[str, Any] = {"type": m.type, "content": text_of(m.content)}
             if isinstance(m, AIMessage) and m.tool_calls:
                 entry["tool_calls"] = [
                     {"id": c["id"], "name": c["name"], "args": c["args"]} for c in m.tool_calls
@@ -181,7 +170,7 @@ class ScriptedChatModel(BaseChatModel):
         ]
 
     def _metadata(self, turn: ScriptTurn, messages: list[BaseMessage]) -> dict[str, Any]:
-        prompt = sum(_estimate_tokens(_text(m.content)) for m in messages)
+        prompt = sum(_estimate_tokens(text_of(m.content)) for m in messages)
         output = _estimate_tokens(turn.content + (turn.reasoning or ""))
         return {
             "usage_metadata": {
@@ -257,7 +246,7 @@ class ScriptedChatModel(BaseChatModel):
                 time.sleep(turn.delay_ms / 1000)
             generation = ChatGenerationChunk(message=chunk)
             if run_manager:
-                run_manager.on_llm_new_token(_text(chunk.content), chunk=generation)
+                run_manager.on_llm_new_token(text_of(chunk.content), chunk=generation)
             yield generation
 
     async def _astream(
@@ -273,5 +262,5 @@ class ScriptedChatModel(BaseChatModel):
                 await asyncio.sleep(turn.delay_ms / 1000)
             generation = ChatGenerationChunk(message=chunk)
             if run_manager:
-                await run_manager.on_llm_new_token(_text(chunk.content), chunk=generation)
+                await run_manager.on_llm_new_token(text_of(chunk.content), chunk=generation)
             yield generation

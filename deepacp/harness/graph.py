@@ -23,6 +23,14 @@ from deepacp.harness.middleware.filesystem import (
     FilesystemMiddleware,
 )
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
+from deepacp.harness.middleware.subagents import (
+    GENERAL_PURPOSE,
+    GENERAL_PURPOSE_DESCRIPTION,
+    GENERAL_PURPOSE_PROMPT,
+    CompiledSubAgent,
+    SubAgent,
+    SubAgentMiddleware,
+)
 from deepacp.harness.prompts import BASE_PROMPT
 from deepacp.harness.state import DeepAgentState
 
@@ -60,12 +68,83 @@ def assemble(
     return stack[:insert_at] + extra + stack[insert_at:]
 
 
+def _tail(interrupt_on: dict | None, planning: bool) -> list[AgentMiddleware]:
+    tail: list[AgentMiddleware] = []
+    if interrupt_on:
+        # Approval, innermost so it asks just before the tool runs (one interrupt per call).
+        tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
+    if planning:
+        tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
+    return tail
+
+
+def _compile(
+    model: BaseChatModel,
+    tools: Sequence[Any],
+    prompt: str,
+    core: list[AgentMiddleware],
+    caller: Sequence[AgentMiddleware],
+    tail: list[AgentMiddleware],
+    **kwargs: Any,
+) -> Any:
+    stack = assemble(core + tail, caller, insert_at=len(core))
+    return create_agent(
+        model,
+        list(tools),
+        system_prompt=prompt,
+        middleware=stack,
+        state_schema=DeepAgentState,
+        **kwargs,
+    )
+
+
+def _prompt(system_prompt: str | None) -> str:
+    return BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"
+
+
+def _subagents(
+    specs: Sequence[SubAgent | CompiledSubAgent],
+    model: BaseChatModel,
+    tools: Sequence[Any],
+    backend: Backend,
+    interrupt_on: dict | None,
+) -> SubAgentMiddleware:
+    """Compile the children: a general-purpose one unless the caller defines its own."""
+    if not any(s.name == GENERAL_PURPOSE for s in specs):
+        general = SubAgent(GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION, GENERAL_PURPOSE_PROMPT)
+        specs = [general, *specs]
+    agents, descriptions = {}, {}
+    for spec in specs:
+        descriptions[spec.name] = spec.description
+        if isinstance(spec, CompiledSubAgent):
+            agents[spec.name] = spec.runnable
+            continue
+        child_model = spec.model or model
+        if isinstance(child_model, str):
+            from deepacp.models import resolve_model
+
+            child_model = resolve_model(child_model)
+        core = [FilesystemMiddleware(backend), PatchToolCallsMiddleware()]
+        agents[spec.name] = _compile(
+            child_model,
+            tools if spec.tools is None else spec.tools,
+            _prompt(spec.system_prompt),
+            core,
+            spec.middleware,
+            _tail(interrupt_on, planning=False),
+            name=spec.name,
+        )
+    graphs = frozenset(s.name for s in specs if isinstance(s, SubAgent))
+    return SubAgentMiddleware(agents, descriptions, streaming=graphs)
+
+
 def create_deep_agent(
     model: str | BaseChatModel,
     tools: Sequence[Any] = (),
     *,
     system_prompt: str | None = None,
     middleware: Sequence[AgentMiddleware] = (),
+    subagents: Sequence[SubAgent | CompiledSubAgent] = (),
     backend: Backend | None = None,
     interrupt_on: dict[str, bool | InterruptOnConfig] | None = None,
     checkpointer: Any = None,
@@ -73,13 +152,16 @@ def create_deep_agent(
     planning: bool = False,
     name: str | None = None,
 ) -> Any:
-    """Build a deep agent: file tools over `backend`, history repair, caller middleware and
-    human approval, on LangChain's agent loop. Returns the compiled LangGraph graph; run it
-    with `ainvoke` / `astream` (the tools are async) and a `thread_id` when checkpointed.
+    """Build a deep agent: file tools over `backend`, sub-agents, history repair, caller
+    middleware and human approval, on LangChain's agent loop. Returns the compiled LangGraph
+    graph; run it with `ainvoke` / `astream` (the tools are async) and a `thread_id` when
+    checkpointed.
 
     `model` is a chat model or a spec string (see `deepacp.models.resolve_model`).
-    `backend` defaults to a `StateBackend` (files in the thread's state). `planning` adds
-    the `write_todos` tool (LangChain's TodoListMiddleware), which editors show as a plan.
+    `backend` defaults to a `StateBackend` (files in the thread's state). `subagents` adds
+    declarative or compiled sub-agents to the automatic `general-purpose` one; they share
+    the backend and `interrupt_on`. `planning` adds the `write_todos` tool (LangChain's
+    TodoListMiddleware), which editors show as a plan.
     """
     if isinstance(model, str):
         from deepacp.models import resolve_model
@@ -90,23 +172,17 @@ def create_deep_agent(
     # The stack, outermost first. Each entry is one concern:
     core: list[AgentMiddleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
+        _subagents(subagents, model, tools, backend, interrupt_on),  # the task tool
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
     ]
-    tail: list[AgentMiddleware] = []
-    if interrupt_on:
-        # Approval, innermost so it asks just before the tool runs (one interrupt per call).
-        tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
-    if planning:
-        tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
-    stack = assemble(core + tail, middleware, insert_at=len(core))
-
-    prompt = BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"
-    return create_agent(
+    # ... then the caller's middleware, then the tail (approval, planning).
+    return _compile(
         model,
-        list(tools),
-        system_prompt=prompt,
-        middleware=stack,
-        state_schema=DeepAgentState,
+        tools,
+        _prompt(system_prompt),
+        core,
+        middleware,
+        _tail(interrupt_on, planning),
         checkpointer=checkpointer,
         store=store,
         name=name,

@@ -9,6 +9,7 @@ GLOB = "glob"
 GREP = "grep"
 EXECUTE = "execute"
 WRITE_TODOS = "write_todos"  # LangChain's TodoListMiddleware
+TASK = "task"
 
 MUTATING_FILE_TOOLS = frozenset({WRITE_FILE, EDIT_FILE, DELETE})
 """Tools that change a file named by their `file_path` argument."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from deepacp.events import PermissionKind
+from deepacp.harness.delegation import current_task_call
 from deepacp.harness.names import EXECUTE, MUTATING_FILE_TOOLS
 
 Mode = Literal["ask", "accept-edits", "plan", "yolo"]
@@ -64,12 +65,16 @@ class ApprovalPolicy:
     always_allow: set[tuple[str, str]] = field(default_factory=set)
     always_reject: set[tuple[str, str]] = field(default_factory=set)
     asked: set[str] = field(default_factory=set)
+    task_of: dict[str, str] = field(default_factory=dict)
+    """A sub-agent's tool call -> the parent's `task` call, whose card the user sees."""
 
     def needs_approval(self, call_id: str, name: str, args: dict) -> bool:
         if call_id in self.asked:
             return True
         if name not in GATED_TOOLS:
             return False
+        if (task := current_task_call.get()) is not None:
+            self.task_of[call_id] = task
         key = rule_key(name, args)
         if key in self.always_reject:
             gate = True

@@ -28,6 +28,7 @@ from deepacp.events import (
     UserMessage,
 )
 from deepacp.harness import names as T
+from deepacp.harness.messages import text_of
 
 CARD_TEXT_CHARS = 20_000
 _PLAN_STATUSES = ("pending", "in_progress", "completed")
@@ -119,21 +120,9 @@ def _first_changed_line(old: str, new: str) -> int:
     return min(len(old_lines), len(new_lines)) + 1
 
 
-def message_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
-
-
 def tool_finished(message: ToolMessage) -> ToolFinished:
     status = "failed" if message.status == "error" else "completed"
-    text = message_text(message.content)
+    text = text_of(message.content)
     if len(text) > CARD_TEXT_CHARS:
         text = text[:CARD_TEXT_CHARS] + "\n… [clipped]"
     artifact = message.artifact if isinstance(message.artifact, dict) else None
@@ -157,7 +146,7 @@ def text_and_thought(message: BaseMessage) -> tuple[str, str]:
     try:
         blocks = message.content_blocks
     except Exception:
-        return message_text(message.content), ""
+        return text_of(message.content), ""
     for block in blocks:
         if block.get("type") == "text":
             text.append(str(block.get("text", "")))
@@ -167,7 +156,7 @@ def text_and_thought(message: BaseMessage) -> tuple[str, str]:
 
 
 def human_text(message: HumanMessage) -> str:
-    return message_text(message.content)
+    return text_of(message.content)
 
 
 def stop_reason(message: AIMessage | None) -> StopReason:

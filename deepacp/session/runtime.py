@@ -175,11 +175,17 @@ class Session:
 
     async def _decide(self, request: dict) -> dict:
         name, args, call_id = request["name"], request.get("args") or {}, request["tool_call_id"]
+        if self.policy.mode == "plan":  # a sub-agent trying to change things in plan mode
+            return {"type": "reject", "message": "Plan mode is read-only; nothing was changed."}
         answer = self.policy.preset_answer(name, args)
         if answer is None:
             _, title, _ = projection.describe_call(name, args, self.backend)
+            card = self.policy.task_of.get(call_id)
+            if card is not None:  # ask on the parent's task card, the one the user sees
+                title = f"Sub-agent: {title}"
             options = permission_options(APPROVAL_DECISIONS)
-            answer = await self.handler.ask_permission(PermissionRequest(call_id, title, options))
+            question = PermissionRequest(card or call_id, title, options)
+            answer = await self.handler.ask_permission(question)
         if answer is None:  # the client cancelled the question: cancel the turn
             self._cancel_requested = True
             raise asyncio.CancelledError

@@ -19,6 +19,7 @@ from langgraph.types import Command
 from deepacp.backends.errors import BackendError
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import FileRecord, FilesUpdate, merge_files, state_scope
+from deepacp.harness.messages import text_of
 from deepacp.harness.names import MUTATING_FILE_TOOLS, SELF_LIMITING_TOOLS
 from deepacp.harness.tools import filesystem_tools
 
@@ -33,19 +34,6 @@ PREVIEW_LINE_CHARS = 500
 
 class FilesState(AgentState):
     files: NotRequired[Annotated[dict[str, FileRecord], merge_files]]
-
-
-def text_of(content: Any) -> str:
-    """The text of a message's content (a string or a list of content blocks)."""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "\n".join(parts)
 
 
 def preview(text: str, path: str, what: str) -> str:

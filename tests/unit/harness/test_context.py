@@ -224,6 +224,7 @@ async def test_scripted_multi_step_run_edits_a_real_workspace(tmp_path: Path) ->
         "glob",
         "grep",
         "execute",
+        "task",
     ]
     last = requests[3]["messages"]
     assert [m["type"] for m in last] == ["human", "ai", "tool", "ai", "tool", "tool", "ai", "tool"]

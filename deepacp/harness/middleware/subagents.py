@@ -1,0 +1,194 @@
+"""SubAgentMiddleware: the `task` tool, delegation with context quarantine.
+
+A child starts from the brief alone (plus the parent's shared, non-private state such as
+`files`), runs its own loop, and hands back only its final answer. Children have no `task`
+tool, so delegation never recurses. A file a child deletes is deleted in the parent too:
+its merge-back carries explicit tombstones. Parallel `task` calls in one model message run
+concurrently (LangGraph fans tool calls out).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain.tools import ToolRuntime
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool, ToolException
+from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
+from pydantic import BaseModel, ConfigDict, Field
+
+from deepacp.backends.state import FilesUpdate
+from deepacp.harness.delegation import current_task_call
+from deepacp.harness.messages import text_of
+from deepacp.harness.names import TASK
+
+GENERAL_PURPOSE = "general-purpose"
+GENERAL_PURPOSE_DESCRIPTION = (
+    "A general-purpose agent with the same tools as you: for research, multi-step work or "
+    "anything that would fill your context with detail you do not need afterwards."
+)
+GENERAL_PURPOSE_PROMPT = (
+    "You are a sub-agent: another agent gave you the task below. Do it with your tools, then "
+    "answer with a concise report of what you found or did — that report is all it will see."
+)
+
+# State that never crosses into or out of a child: its own conversation, its own plan.
+EXCLUDED_STATE = frozenset(
+    {"messages", "todos", "structured_response", "jump_to", "hitl_edited_tool_calls"}
+)
+
+
+@dataclass
+class SubAgent:
+    """A declarative sub-agent, compiled with its own stack (no `task` tool)."""
+
+    name: str
+    description: str
+    system_prompt: str
+    tools: Sequence[Any] | None = None
+    """None: the parent's tools."""
+    model: Any = None
+    """A chat model or spec string; None: the parent's model."""
+    middleware: Sequence[AgentMiddleware] = field(default_factory=tuple)
+    skills: Sequence[str] | None = None
+    """Skill folders; None: the parent's."""
+
+
+@dataclass
+class CompiledSubAgent:
+    """Any runnable that takes `{"messages": [...]}` and returns state with `messages`."""
+
+    name: str
+    description: str
+    runnable: Any
+
+
+class TaskArgs(BaseModel):
+    # Models sometimes put the real instructions under an invented key: refuse those calls.
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    description: str = Field(
+        description="A complete, self-contained brief: the goal, what you already know, and "
+        "what to report back. The sub-agent sees nothing else."
+    )
+    subagent_type: str = Field(description="Which sub-agent to use (see the tool description).")
+    runtime: ToolRuntime  # injected by the tool node; not part of what the model sees
+
+
+def child_input(state: Mapping[str, Any], brief: str) -> dict[str, Any]:
+    shared = {k: v for k, v in state.items() if k not in EXCLUDED_STATE and not k.startswith("_")}
+    return {**shared, "messages": [HumanMessage(brief)]}
+
+
+def files_delta(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> FilesUpdate:
+    """The child's file changes as an update for the parent: writes, and None tombstones
+    for what it deleted (so the parent's merge drops them instead of keeping them)."""
+    before, after = before or {}, after or {}
+    delta: FilesUpdate = {p: r for p, r in after.items() if before.get(p) != r}
+    delta.update({p: None for p in before if p not in after})
+    return delta
+
+
+def final_report(state: Mapping[str, Any]) -> str:
+    if (structured := state.get("structured_response")) is not None:
+        if isinstance(structured, BaseModel):
+            return structured.model_dump_json()
+        return json.dumps(structured, default=str)
+    for message in reversed(state.get("messages", [])):
+        if isinstance(message, AIMessage) and (text := text_of(message.content).strip()):
+            return text
+    return "(the sub-agent finished without a report)"
+
+
+def task_description(agents: Mapping[str, str]) -> str:
+    listing = "\n".join(f"- {name}: {description}" for name, description in agents.items())
+    return (
+        "Delegate a self-contained task to a sub-agent that works in its own context and "
+        "reports back. Use it for work that needs many steps or much reading you will not "
+        "need afterwards. For independent tasks, make several task calls in one message: "
+        f"they run in parallel.\n\nAvailable sub-agents (subagent_type):\n{listing}"
+    )
+
+
+async def _stream_child(agent: Any, payload: dict, runtime: ToolRuntime) -> dict:
+    """Run a child graph, reporting each tool call it makes on the parent's card."""
+    final: dict = {}
+    async for mode, data in agent.astream(payload, stream_mode=["updates", "values"]):
+        if mode == "values":
+            final = data
+            continue
+        for update in (data or {}).values():
+            messages = update.get("messages", []) if isinstance(update, dict) else []
+            for message in messages:
+                for call in getattr(message, "tool_calls", None) or []:
+                    progress = {"type": "tool_output", "tool_call_id": runtime.tool_call_id}
+                    runtime.stream_writer({**progress, "text": _progress(call)})
+    return final
+
+
+def _progress(call: dict) -> str:
+    args = call.get("args") or {}
+    detail = args.get("file_path") or args.get("path") or args.get("command") or args.get("pattern")
+    return f"{call['name']} {detail}".rstrip() + "\n"
+
+
+class SubAgentMiddleware(AgentMiddleware):
+    """Adds the `task` tool over a set of compiled sub-agents."""
+
+    name = "SubAgentMiddleware"
+
+    def __init__(
+        self,
+        agents: Mapping[str, Any],
+        descriptions: Mapping[str, str],
+        streaming: frozenset[str] = frozenset(),
+    ) -> None:
+        """`streaming` names the children that are LangGraph graphs: their tool calls are
+        reported as progress on the parent's card. Other runnables are simply invoked."""
+        super().__init__()
+        self.agents = dict(agents)
+        self.streaming = streaming
+
+        async def task(description: str, subagent_type: str, runtime: ToolRuntime) -> Command:
+            return await self._run(description, subagent_type, runtime)
+
+        self.tools = [
+            StructuredTool.from_function(
+                coroutine=task,
+                name=TASK,
+                description=task_description(descriptions),
+                args_schema=TaskArgs,
+                handle_tool_error=True,
+            )
+        ]
+
+    async def _run(self, brief: str, subagent_type: str, runtime: ToolRuntime) -> Command:
+        agent = self.agents.get(subagent_type)
+        if agent is None:
+            known = ", ".join(sorted(self.agents))
+            raise ToolException(f"unknown subagent_type {subagent_type!r}; use one of: {known}")
+        call_id = runtime.tool_call_id
+        state = runtime.state or {}
+        token = current_task_call.set(call_id)
+        try:
+            if subagent_type in self.streaming:
+                final = await _stream_child(agent, child_input(state, brief), runtime)
+            else:
+                final = await agent.ainvoke(child_input(state, brief))
+        except GraphBubbleUp:
+            raise  # an approval inside the child: the parent pauses and resumes it
+        except Exception as exc:
+            raise ToolException(f"the {subagent_type} sub-agent failed: {exc}") from exc
+        finally:
+            current_task_call.reset(token)
+        final = final if isinstance(final, Mapping) else {}
+        update: dict[str, Any] = {
+            "messages": [ToolMessage(final_report(final), tool_call_id=call_id, name=TASK)]
+        }
+        if delta := files_delta(state.get("files"), final.get("files")):
+            update["files"] = delta
+        return Command(update=update)
