@@ -14,7 +14,9 @@ Each model call consumes the next turn; when turns run out the model answers
 `(script exhausted)`. `delay_ms` sleeps between streamed chunks. With `record`, every
 request is appended to that file as one JSON line: system prompt, messages, tool names.
 `finish_reason` ("stop", "length", "refusal") and `error` (raise a provider error with
-that message) are optional.
+that message; `error_type` "api", "rate_limit" or "context_overflow") are optional. With
+`context_window`, a request larger than the window raises a context-overflow error, as a
+provider would, without consuming a turn.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.exceptions import ContextOverflowError, ModelAPIError, ModelRateLimitError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -35,6 +38,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -61,6 +65,7 @@ class ScriptTurn(BaseModel):
     delay_ms: int = Field(default=0, ge=0)
     finish_reason: Literal["stop", "length", "refusal"] | None = None
     error: str | None = None
+    error_type: Literal["api", "rate_limit", "context_overflow"] = "api"
 
 
 class Script(BaseModel):
@@ -70,8 +75,11 @@ class Script(BaseModel):
     turns: list[ScriptTurn] = Field(default_factory=list)
 
 
-class ScriptedProviderError(RuntimeError):
-    """The error a script turn with `error` raises, as a provider outage would."""
+PROVIDER_ERRORS = {
+    "api": ModelAPIError,
+    "rate_limit": ModelRateLimitError,
+    "context_overflow": ContextOverflowError,
+}
 
 
 TurnSource = ScriptTurn | Callable[[list[BaseMessage]], ScriptTurn | dict[str, Any]]
@@ -131,6 +139,9 @@ class ScriptedChatModel(BaseChatModel):
         return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
 
     def _next_turn(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ScriptTurn:
+        window = (self.profile or {}).get("max_input_tokens")
+        if window and (size := count_tokens_approximately(messages)) > window:
+            raise ContextOverflowError(f"the request has {size} tokens; the window is {window}")
         if self.record:
             self._record(messages, kwargs.get("tools") or [])
         index = self._position
@@ -141,7 +152,7 @@ class ScriptedChatModel(BaseChatModel):
         turn = source(messages) if callable(source) else source
         turn = turn if isinstance(turn, ScriptTurn) else ScriptTurn.model_validate(turn)
         if turn.error is not None:
-            raise ScriptedProviderError(turn.error)
+            raise PROVIDER_ERRORS[turn.error_type](turn.error)
         return turn
 
     def _record(self, messages: list[BaseMessage], tools: list[Any]) -> None:

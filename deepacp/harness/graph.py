@@ -31,6 +31,7 @@ from deepacp.harness.middleware.subagents import (
     SubAgent,
     SubAgentMiddleware,
 )
+from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.prompts import BASE_PROMPT
 from deepacp.harness.state import DeepAgentState
 
@@ -124,7 +125,11 @@ def _subagents(
             from deepacp.models import resolve_model
 
             child_model = resolve_model(child_model)
-        core = [FilesystemMiddleware(backend), PatchToolCallsMiddleware()]
+        core = [
+            FilesystemMiddleware(backend),
+            SummarizationMiddleware(backend),
+            PatchToolCallsMiddleware(),
+        ]
         agents[spec.name] = _compile(
             child_model,
             tools if spec.tools is None else spec.tools,
@@ -173,6 +178,7 @@ def create_deep_agent(
     core: list[AgentMiddleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
         _subagents(subagents, model, tools, backend, interrupt_on),  # the task tool
+        SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
     ]
     # ... then the caller's middleware, then the tail (approval, planning).

@@ -56,6 +56,9 @@ def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessa
 class DeepAgentState(AgentState):
     """State of a deepacp agent thread."""
 
-    # Stored as per-step deltas: checkpoint size grows linearly with the thread.
-    messages: Required[Annotated[list[AnyMessage], DeltaChannel(append_messages)]]
+    # Stored as per-step deltas, so checkpoints grow linearly with the thread. A full
+    # snapshot every 1000 updates bounds how many deltas a load replays.
+    messages: Required[
+        Annotated[list[AnyMessage], DeltaChannel(append_messages, snapshot_frequency=1000)]
+    ]
     files: NotRequired[Annotated[dict[str, FileRecord], merge_files]]

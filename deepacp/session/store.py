@@ -3,6 +3,7 @@ SQLite checkpoints, both under `$DEEPACP_HOME`. Survives editor and server resta
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sqlite3
 import uuid
@@ -56,18 +57,20 @@ class SessionStore:
         self._db.commit()
         self._checkpointer: Any = None
         self._checkpoint_conn: Any = None
+        self._opening = asyncio.Lock()
 
     async def checkpointer(self) -> Any:
-        """The shared AsyncSqliteSaver (opened on first use)."""
-        if self._checkpointer is None:
-            import aiosqlite
-            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+        """The shared AsyncSqliteSaver (opened on first use, once, however many sessions ask)."""
+        async with self._opening:
+            if self._checkpointer is None:
+                import aiosqlite
+                from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-            conn = await aiosqlite.connect(self.home / "checkpoints.db", timeout=10)
-            await conn.execute("PRAGMA busy_timeout=10000")
-            saver = AsyncSqliteSaver(conn)
-            await saver.setup()
-            self._checkpoint_conn, self._checkpointer = conn, saver
+                conn = await aiosqlite.connect(self.home / "checkpoints.db", timeout=10)
+                await conn.execute("PRAGMA busy_timeout=10000")
+                saver = AsyncSqliteSaver(conn)
+                await saver.setup()
+                self._checkpoint_conn, self._checkpointer = conn, saver
         return self._checkpointer
 
     def scratch_dir(self, thread_id: str) -> Path:

@@ -2,10 +2,11 @@ import json
 from pathlib import Path
 
 import pytest
+from langchain_core.exceptions import ContextOverflowError, ModelAPIError
 from langchain_core.messages import AIMessageChunk, HumanMessage, SystemMessage
 
 from deepacp.errors import ScriptError
-from deepacp.testing import EXHAUSTED, ScriptedChatModel, ScriptedProviderError
+from deepacp.testing import EXHAUSTED, ScriptedChatModel
 
 
 def write(tmp_path: Path, data) -> Path:
@@ -79,8 +80,18 @@ async def test_record_logs_every_request(tmp_path: Path) -> None:
 
 async def test_error_turn_raises_like_a_provider_outage() -> None:
     model = ScriptedChatModel(turns=[{"error": "service unavailable"}])
-    with pytest.raises(ScriptedProviderError, match="service unavailable"):
+    with pytest.raises(ModelAPIError, match="service unavailable"):
         await model.ainvoke("x")
+    overflow = ScriptedChatModel(turns=[{"error": "too long", "error_type": "context_overflow"}])
+    with pytest.raises(ContextOverflowError):
+        await overflow.ainvoke("x")
+
+
+async def test_a_request_over_the_window_overflows_without_using_a_turn() -> None:
+    model = ScriptedChatModel(turns=[{"content": "fits"}], profile={"max_input_tokens": 50})
+    with pytest.raises(ContextOverflowError):
+        await model.ainvoke("word " * 400)
+    assert (await model.ainvoke("short")).content == "fits"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,277 @@
+"""SummarizationMiddleware: keep long threads inside the context window, losing nothing.
+
+The state keeps every message. When the model's view of the thread nears the window
+(85%; a fixed budget when the model does not say), the middleware first clips large
+arguments of old write_file/edit_file calls in the view; if that is not enough it writes
+the oldest span to `/conversation_history/<thread>.md`, asks the model for a summary, and
+records an event {cutoff, summary, file_path} in private state. Every later call sees
+`[summary] + messages[cutoff:]`. A provider context-overflow error triggers one retry with
+a strictly smaller view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.types import Command
+
+from deepacp.backends.errors import BackendError, NotFoundError
+from deepacp.backends.protocol import Backend
+from deepacp.backends.state import state_scope
+from deepacp.errors import DeepacpError
+from deepacp.harness.messages import text_of
+from deepacp.harness.middleware.filesystem import HISTORY_DIR
+from deepacp.harness.names import EDIT_FILE, WRITE_FILE
+
+TRIGGER_FRACTION = 0.85
+KEEP_FRACTION = 0.10
+FALLBACK_WINDOW = 200_000
+CLIP_ARG_CHARS = 2_000
+TRANSCRIPT_MESSAGE_CHARS = 4_000
+
+SUMMARY_PROMPT = """\
+Summarize the conversation below so that you can continue the work from the summary alone.
+Keep: the user's goals and constraints, decisions made, files read or changed (with paths),
+commands run and their outcomes, open problems, and the next steps. Be specific and brief."""
+
+
+class SummaryEvent(TypedDict):
+    cutoff: int
+    """Index into the state's messages: the view keeps messages[cutoff:]."""
+    summary: str
+    file_path: str
+
+
+class SummarizationState(AgentState):
+    _summarization: NotRequired[Annotated[SummaryEvent | None, PrivateStateAttr]]
+
+
+class ContextTooLargeError(DeepacpError):
+    """Even after summarizing, the request does not fit the model's context window."""
+
+
+def summary_message(event: SummaryEvent) -> HumanMessage:
+    return HumanMessage(
+        "<conversation_summary>\n"
+        f"{event['summary']}\n"
+        "</conversation_summary>\n"
+        f"Earlier messages were summarized to save space; the full text is in "
+        f"{event['file_path']} (read_file or grep it when you need a detail)."
+    )
+
+
+def render(messages: Sequence[AnyMessage], event: SummaryEvent | None) -> list[AnyMessage]:
+    """The model's view of the thread."""
+    if not event:
+        return list(messages)
+    return [summary_message(event), *messages[event["cutoff"] :]]
+
+
+def tokens(messages: Sequence[AnyMessage], system: SystemMessage | None, tools: Sequence) -> int:
+    counted = [system, *messages] if system is not None else list(messages)
+    return count_tokens_approximately(counted, tools=list(tools) or None)
+
+
+def clip_old_arguments(view: list[AnyMessage], keep_from: int) -> list[AnyMessage]:
+    """Copies of AI messages before `keep_from` with huge write/edit arguments clipped
+    (the files themselves hold that text)."""
+    out = list(view)
+    for index, message in enumerate(view[:keep_from]):
+        if not isinstance(message, AIMessage) or not message.tool_calls:
+            continue
+        calls, changed = [], False
+        for call in message.tool_calls:
+            if call["name"] in (WRITE_FILE, EDIT_FILE):
+                args = {}
+                for key, value in call["args"].items():
+                    if isinstance(value, str) and len(value) > CLIP_ARG_CHARS:
+                        value = f"{value[:200]}… [{len(value) - 200} characters clipped]"
+                        changed = True
+                    args[key] = value
+                call = {**call, "args": args}
+            calls.append(call)
+        if changed:
+            out[index] = message.model_copy(update={"tool_calls": calls})
+    return out
+
+
+def safe_cutoff(messages: Sequence[AnyMessage], keep_tokens: int, floor: int) -> int | None:
+    """Where the kept tail starts: about `keep_tokens` of recent messages (the last one
+    always), never between an AI message and its tool results, strictly after `floor`."""
+    count = len(messages)
+    cutoff, kept = count, 0
+    while cutoff - 1 > floor:
+        cost = count_tokens_approximately([messages[cutoff - 1]])
+        if cutoff < count and kept + cost > keep_tokens:
+            break
+        kept += cost
+        cutoff -= 1
+    start = cutoff
+    while floor < start < count and isinstance(messages[start], ToolMessage):
+        start -= 1  # keep tool results with the call that asked for them
+    if start <= floor:
+        start = cutoff
+        while start < count and isinstance(messages[start], ToolMessage):
+            start += 1
+    return start if floor < start < count else None
+
+
+def transcript(messages: Sequence[AnyMessage]) -> str:
+    """Messages as plain text, for the history file and the summary request."""
+    lines = []
+    for message in messages:
+        text = text_of(message.content)
+        if len(text) > TRANSCRIPT_MESSAGE_CHARS:
+            text = text[:TRANSCRIPT_MESSAGE_CHARS] + " … [clipped]"
+        if isinstance(message, AIMessage):
+            calls = "".join(f"\n  -> {c['name']}({c['args']})" for c in message.tool_calls)
+            lines.append(f"## assistant\n{text}{calls}")
+        elif isinstance(message, ToolMessage):
+            lines.append(f"## tool result ({message.name or message.tool_call_id})\n{text}")
+        else:
+            lines.append(f"## {message.type}\n{text}")
+    return "\n\n".join(lines)
+
+
+def _thread_id() -> str:
+    try:
+        from langgraph.config import get_config
+
+        return str(get_config().get("configurable", {}).get("thread_id") or "thread")
+    except RuntimeError:
+        return "thread"
+
+
+class SummarizationMiddleware(AgentMiddleware):
+    """Non-destructive summarization (see the module docstring)."""
+
+    name = "SummarizationMiddleware"
+    state_schema = SummarizationState
+
+    def __init__(self, backend: Backend, *, fallback_window: int = FALLBACK_WINDOW) -> None:
+        super().__init__()
+        self.backend = backend
+        self.fallback_window = fallback_window
+
+    def _window(self, model: Any) -> int:
+        profile = getattr(model, "profile", None) or {}
+        return int(profile.get("max_input_tokens") or self.fallback_window)
+
+    async def summarize(
+        self,
+        model: Any,
+        messages: Sequence[AnyMessage],
+        event: SummaryEvent | None,
+        *,
+        keep_tokens: int,
+        thread_id: str,
+    ) -> SummaryEvent | None:
+        """A new event that summarizes more of the thread, or None if nothing more can go."""
+        floor = event["cutoff"] if event else 0
+        cutoff = safe_cutoff(messages, keep_tokens, floor)
+        if cutoff is None:
+            return None
+        span = messages[floor:cutoff]
+        path = f"{HISTORY_DIR}{thread_id}.md"
+        try:
+            try:
+                history = await self.backend.read_text(path)
+            except NotFoundError:
+                history = f"# Conversation history of thread {thread_id}\n"
+            await self.backend.write_text(path, f"{history}\n{transcript(span)}\n")
+        except BackendError:
+            path = "(the history file could not be written)"
+        previous = f"Summary so far:\n{event['summary']}\n\n" if event else ""
+        request = [
+            SystemMessage(SUMMARY_PROMPT),
+            HumanMessage(f"{previous}Conversation to summarize:\n\n{transcript(span)}"),
+        ]
+        response = await model.ainvoke(request)
+        summary = text_of(response.content).strip() or "(no summary)"
+        return SummaryEvent(cutoff=cutoff, summary=summary, file_path=path)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        messages = request.messages
+        event = request.state.get("_summarization")
+        window = self._window(request.model)
+        trigger, keep = int(window * TRIGGER_FRACTION), int(window * KEEP_FRACTION)
+        system, tools = request.system_message, request.tools
+
+        def size(view: list[AnyMessage]) -> int:
+            return tokens(view, system, tools)
+
+        view = render(messages, event)
+        new_event: SummaryEvent | None = None
+        with state_scope(request.state.get("files")) as scope:
+            if size(view) >= trigger:
+                view = clip_old_arguments(view, max(0, len(view) - 2))
+            if size(view) >= trigger and (
+                new_event := await self.summarize(
+                    request.model, messages, event, keep_tokens=keep, thread_id=_thread_id()
+                )
+            ):
+                view = render(messages, new_event)
+            try:
+                response = await handler(request.override(messages=view))
+            except ContextOverflowError:
+                retry = await self.summarize(
+                    request.model,
+                    messages,
+                    new_event or event,
+                    keep_tokens=min(keep, size(view) // 4),
+                    thread_id=_thread_id(),
+                )
+                smaller = render(messages, retry) if retry else None
+                if smaller is None or size(smaller) >= size(view):
+                    raise ContextTooLargeError(
+                        "the request does not fit the model's context window even after "
+                        f"summarizing (about {size(view)} tokens; the last message alone "
+                        f"is {count_tokens_approximately(messages[-1:])})"
+                    ) from None
+                new_event = retry
+                response = await handler(request.override(messages=smaller))
+        update: dict[str, Any] = {}
+        if new_event is not None:
+            update["_summarization"] = new_event
+        if scope.updates:
+            update["files"] = scope.updates
+        return ExtendedModelResponse(response, Command(update=update)) if update else response
+
+    async def compact(self, graph: Any, config: dict, model: Any) -> bool:
+        """Summarize a thread now (the /compact command); False if there was nothing to do."""
+        state = await graph.aget_state(config)
+        values = state.values
+        messages = values.get("messages", [])
+        thread_id = str(config.get("configurable", {}).get("thread_id") or "thread")
+        keep = int(self._window(model) * KEEP_FRACTION)
+        with state_scope(values.get("files")) as scope:
+            event = await self.summarize(
+                model, messages, values.get("_summarization"), keep_tokens=keep, thread_id=thread_id
+            )
+        if event is None:
+            return False
+        update: dict[str, Any] = {"_summarization": event}
+        if scope.updates:
+            update["files"] = scope.updates
+        await graph.aupdate_state(config, update)
+        return True
