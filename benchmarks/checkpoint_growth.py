@@ -10,6 +10,7 @@ per doubling (target: <= 2.2, i.e. linear; a quadratic channel approaches 4).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -82,7 +83,7 @@ def report(name: str, sizes: list[int]) -> None:
     print(name)
     for mark, size in zip(MARKS, sizes, strict=True):
         print(f"  {mark:>4} messages: {size / 1024:>9.0f} KiB")
-    ratios = [b / a for a, b in zip(sizes, sizes[1:], strict=False)]
+    ratios = [b / a for a, b in itertools.pairwise(sizes)]
     print("  growth per doubling: " + ", ".join(f"{r:.2f}x" for r in ratios))
 
 
