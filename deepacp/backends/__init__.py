@@ -3,6 +3,12 @@
 from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
 from deepacp.backends.filesystem import FilesystemBackend
+from deepacp.backends.permissions import (
+    CommandRule,
+    PermissionBackend,
+    PermissionDenied,
+    PermissionRule,
+)
 from deepacp.backends.protocol import Backend, Entry, ExecuteResult, GrepMatch
 from deepacp.backends.shell import LocalShellBackend
 from deepacp.backends.state import StateBackend, state_scope
@@ -11,6 +17,7 @@ from deepacp.backends.store import StoreBackend
 __all__ = [
     "Backend",
     "BackendError",
+    "CommandRule",
     "CompositeBackend",
     "Entry",
     "ExecuteResult",
@@ -19,6 +26,9 @@ __all__ = [
     "LocalShellBackend",
     "NotFoundError",
     "PathError",
+    "PermissionBackend",
+    "PermissionDenied",
+    "PermissionRule",
     "StateBackend",
     "StoreBackend",
     "state_scope",

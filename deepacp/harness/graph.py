@@ -15,6 +15,7 @@ from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
 from langchain_core.language_models import BaseChatModel
 
 from deepacp.backends.composite import CompositeBackend
+from deepacp.backends.permissions import CommandRule, PermissionBackend, PermissionRule
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
 from deepacp.harness.middleware.filesystem import (
@@ -32,6 +33,7 @@ from deepacp.harness.middleware.subagents import (
     SubAgentMiddleware,
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
+from deepacp.harness.permissions import approval_gates, merge_gates
 from deepacp.harness.prompts import BASE_PROMPT
 from deepacp.harness.state import DeepAgentState
 
@@ -152,6 +154,7 @@ def create_deep_agent(
     subagents: Sequence[SubAgent | CompiledSubAgent] = (),
     backend: Backend | None = None,
     interrupt_on: dict[str, bool | InterruptOnConfig] | None = None,
+    permissions: Sequence[PermissionRule | CommandRule] = (),
     checkpointer: Any = None,
     store: Any = None,
     planning: bool = False,
@@ -165,14 +168,18 @@ def create_deep_agent(
     `model` is a chat model or a spec string (see `deepacp.models.resolve_model`).
     `backend` defaults to a `StateBackend` (files in the thread's state). `subagents` adds
     declarative or compiled sub-agents to the automatic `general-purpose` one; they share
-    the backend and `interrupt_on`. `planning` adds the `write_todos` tool (LangChain's
-    TodoListMiddleware), which editors show as a plan.
+    the backend and `interrupt_on`. `permissions` are path and command rules enforced in
+    the backend layer (see `deepacp.backends.permissions`). `planning` adds the
+    `write_todos` tool (LangChain's TodoListMiddleware), which editors show as a plan.
     """
     if isinstance(model, str):
         from deepacp.models import resolve_model
 
         model = resolve_model(model)
     backend = with_scratch_routes(backend or StateBackend())
+    if permissions:
+        backend = PermissionBackend(backend, permissions)
+        interrupt_on = merge_gates(interrupt_on or {}, approval_gates(backend))
 
     # The stack, outermost first. Each entry is one concern:
     core: list[AgentMiddleware] = [

@@ -17,6 +17,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deepacp.backends.errors import BackendError
+from deepacp.backends.permissions import tool_call_scope
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import FileRecord, FilesUpdate, merge_files, state_scope
 from deepacp.harness.messages import text_of
@@ -164,7 +165,8 @@ class FilesystemMiddleware(AgentMiddleware):
         if conflict := self._same_path_conflict(request):
             return conflict
         with state_scope(request.state.get("files")) as scope:
-            result = await handler(request)
+            with tool_call_scope():
+                result = await handler(request)
             if (
                 isinstance(result, ToolMessage)
                 and request.tool_call["name"] not in SELF_LIMITING_TOOLS

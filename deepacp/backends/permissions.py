@@ -1,0 +1,233 @@
+"""Permission rules, enforced in the backend layer so every caller obeys them: the tools,
+sub-agents, memory and skills loading, result offload, and direct backend calls.
+
+Path rules: `PermissionRule(operations=("read", "write"), paths=("/secrets/**",),
+mode="deny")`. Paths are globs anchored at the workspace root `/` (routed folders keep their
+prefix, e.g. `/memories/**`), matched by segment: `*` stays within one segment, so
+`/etc/*` matches the direct children of `/etc` only; `**` spans any depth, and `/x/**`
+also covers `/x` itself. The first matching rule wins; no match means allow.
+
+`interrupt` means "ask the user": the tool layer turns it into an approval (see
+`approval_gates`), so inside a tool call it has been approved; anything else that reaches
+an `interrupt` rule is refused.
+
+Command rules police the shell, which path rules cannot: `CommandRule(("git status",
+"git diff *"), "allow")` — a trailing ` *` is a prefix match, anything else exact. When
+path rules are present, a command no rule allows needs approval (and is refused outside
+a tool call): the shell is never a silent way around the path rules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from deepacp.backends.errors import BackendError, PathError
+from deepacp.backends.protocol import Backend, Entry, ExecuteResult, GrepMatch, OutputCallback
+from deepacp.backends.search import compile_glob
+
+Operation = Literal["read", "write"]
+RuleMode = Literal["allow", "deny", "interrupt"]
+_OPERATIONS = ("read", "write")
+_MODES = ("allow", "deny", "interrupt")
+
+
+class PermissionDenied(BackendError):
+    """An operation a permission rule refuses."""
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in _MODES:
+        raise ValueError(f"permission mode must be one of {', '.join(_MODES)}, not {mode!r}")
+
+
+@dataclass(frozen=True)
+class PermissionRule:
+    operations: tuple[Operation, ...]
+    paths: tuple[str, ...]
+    mode: RuleMode = "deny"
+
+    def __post_init__(self) -> None:
+        operations = (self.operations,) if isinstance(self.operations, str) else self.operations
+        paths = (self.paths,) if isinstance(self.paths, str) else self.paths
+        object.__setattr__(self, "operations", tuple(operations))
+        object.__setattr__(self, "paths", tuple(paths))
+        if not self.operations or any(op not in _OPERATIONS for op in self.operations):
+            raise ValueError(
+                f"permission operations must be 'read' and/or 'write', got {operations!r}"
+            )
+        if not self.paths:
+            raise ValueError("a permission rule needs at least one path glob")
+        for path in self.paths:
+            if not path.startswith("/"):
+                raise ValueError(
+                    f"permission path {path!r} must start with '/' (the workspace root)"
+                )
+            compile_glob(path)
+        _check_mode(self.mode)
+
+    def matches(self, operation: Operation, rule_path: str) -> bool:
+        if operation not in self.operations:
+            return False
+        for pattern in self.paths:
+            if compile_glob(pattern).match(rule_path):
+                return True
+            if pattern.endswith("/**") and rule_path == pattern[:-3]:
+                return True
+        return False
+
+
+@dataclass(frozen=True)
+class CommandRule:
+    commands: tuple[str, ...]
+    mode: RuleMode = "deny"
+
+    def __post_init__(self) -> None:
+        commands = (self.commands,) if isinstance(self.commands, str) else self.commands
+        object.__setattr__(self, "commands", tuple(commands))
+        if not self.commands or not all(isinstance(c, str) and c.strip() for c in self.commands):
+            raise ValueError("a command rule needs at least one non-empty command")
+        _check_mode(self.mode)
+
+    def matches(self, command: str) -> bool:
+        command = " ".join(command.split())
+        for pattern in self.commands:
+            if pattern == "*":
+                return True
+            if pattern.endswith(" *"):
+                prefix = pattern[:-2]
+                if command == prefix or command.startswith(prefix + " "):
+                    return True
+            elif command == " ".join(pattern.split()):
+                return True
+        return False
+
+
+Rule = PermissionRule | CommandRule
+
+_in_tool_call: ContextVar[bool] = ContextVar("deepacp_in_tool_call", default=False)
+
+
+@contextlib.contextmanager
+def tool_call_scope() -> Iterator[None]:
+    """Marks backend calls made by a tool the approval layer has already let run."""
+    token = _in_tool_call.set(True)
+    try:
+        yield
+    finally:
+        _in_tool_call.reset(token)
+
+
+def path_decision(
+    rules: Sequence[PermissionRule], operation: Operation, rule_path: str
+) -> RuleMode:
+    for rule in rules:
+        if rule.matches(operation, rule_path):
+            return rule.mode
+    return "allow"
+
+
+def command_decision(
+    rules: Sequence[CommandRule], command: str, *, path_rules_present: bool
+) -> RuleMode:
+    for rule in rules:
+        if rule.matches(command):
+            return rule.mode
+    return "interrupt" if path_rules_present else "allow"
+
+
+def split_rules(rules: Sequence[Rule]) -> tuple[list[PermissionRule], list[CommandRule]]:
+    paths = [r for r in rules if isinstance(r, PermissionRule)]
+    commands = [r for r in rules if isinstance(r, CommandRule)]
+    if len(paths) + len(commands) != len(rules):
+        raise TypeError("permissions must be PermissionRule or CommandRule instances")
+    return paths, commands
+
+
+class PermissionBackend(Backend):
+    """Wraps a backend; refuses what the rules refuse, hides what they hide from listings."""
+
+    def __init__(self, inner: Backend, rules: Sequence[Rule]) -> None:
+        self.inner = inner
+        self.path_rules, self.command_rules = split_rules(rules)
+        self.can_execute = inner.can_execute
+
+    def rule_path(self, path: str) -> str:
+        workspace = self.inner.workspace_path(path)
+        return workspace if workspace.startswith("/") else "/" + workspace
+
+    def _allowed(self, operation: Operation, rule_path: str) -> bool:
+        decision = path_decision(self.path_rules, operation, rule_path)
+        return decision == "allow" or (decision == "interrupt" and _in_tool_call.get())
+
+    def _check(self, operation: Operation, path: str) -> None:
+        rule_path = self.rule_path(path)
+        if not self._allowed(operation, rule_path):
+            raise PermissionDenied(f"{operation} access to {rule_path} is not permitted")
+
+    def workspace_path(self, path: str) -> str:
+        return self.inner.workspace_path(path)
+
+    def disk_path(self, path: str) -> Path | None:
+        return self.inner.disk_path(path)
+
+    def _visible(self, path: str) -> bool:
+        try:
+            return self._allowed("read", self.rule_path(path))
+        except PathError:
+            return False
+
+    async def ls(self, path: str = "") -> list[Entry]:
+        self._check("read", path)
+        return [e for e in await self.inner.ls(path) if self._visible(e.path)]
+
+    async def read_text(self, path: str) -> str:
+        self._check("read", path)
+        return await self.inner.read_text(path)
+
+    async def write_text(self, path: str, content: str) -> None:
+        self._check("write", path)
+        await self.inner.write_text(path, content)
+
+    async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False):
+        self._check("write", path)
+        return await self.inner.edit(path, old, new, replace_all=replace_all)
+
+    async def delete(self, path: str) -> None:
+        self._check("write", path)
+        await self.inner.delete(path)
+
+    async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
+        self._check("read", path)
+        found = await self.inner.glob(pattern, path, limit=limit * 2)
+        return [p for p in found if self._visible(p)][:limit]
+
+    async def grep(
+        self,
+        pattern: str,
+        path: str = "",
+        glob: str | None = None,
+        *,
+        regex: bool = False,
+        ignore_case: bool = False,
+        limit: int = 1000,
+    ) -> list[GrepMatch]:
+        self._check("read", path)
+        found = await self.inner.grep(
+            pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=limit * 2
+        )
+        return [m for m in found if self._visible(m.path)][:limit]
+
+    async def execute(
+        self, command: str, timeout: float | None = None, on_output: OutputCallback | None = None
+    ) -> ExecuteResult:
+        decision = command_decision(
+            self.command_rules, command, path_rules_present=bool(self.path_rules)
+        )
+        if decision == "deny" or (decision == "interrupt" and not _in_tool_call.get()):
+            raise PermissionDenied(f"the shell policy does not permit running: {command}")
+        return await self.inner.execute(command, timeout, on_output)

@@ -1,0 +1,87 @@
+"""Permission rules at the tool layer: `interrupt` rules become approvals (with the path or
+command in the description), merged with the caller's own `interrupt_on`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from deepacp.backends.errors import BackendError
+from deepacp.backends.permissions import PermissionBackend, command_decision, path_decision
+from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
+
+ALL_DECISIONS = ["approve", "edit", "reject", "respond"]
+
+# Which operation each file tool performs, and the argument naming its path.
+FILE_TOOL_ACCESS = {
+    READ_FILE: ("read", "file_path"),
+    LS: ("read", "path"),
+    GLOB: ("read", "path"),
+    GREP: ("read", "path"),
+    WRITE_FILE: ("write", "file_path"),
+    EDIT_FILE: ("write", "file_path"),
+    DELETE: ("write", "file_path"),
+}
+
+
+def approval_gates(backend: PermissionBackend) -> dict[str, dict]:
+    """interrupt_on entries that ask whenever an `interrupt` rule covers a call."""
+    gates: dict[str, dict] = {}
+    for tool, (operation, arg) in FILE_TOOL_ACCESS.items():
+
+        def when(request: Any, operation: str = operation, arg: str = arg) -> bool:
+            try:
+                path = backend.rule_path(str(request.tool_call["args"].get(arg, "")))
+            except BackendError:
+                return False  # the tool reports the bad path itself
+            return path_decision(backend.path_rules, operation, path) == "interrupt"
+
+        def describe(
+            call: dict, state: Any, runtime: Any, operation: str = operation, arg: str = arg
+        ) -> str:
+            return f"A permission rule asks before {operation} access to {call['args'].get(arg)}"
+
+        gates[tool] = {
+            "allowed_decisions": ["approve", "reject"],
+            "when": when,
+            "description": describe,
+        }
+    if backend.can_execute:
+
+        def run_when(request: Any) -> bool:
+            command = str(request.tool_call["args"].get("command", ""))
+            decision = command_decision(
+                backend.command_rules, command, path_rules_present=bool(backend.path_rules)
+            )
+            return decision == "interrupt"
+
+        gates[EXECUTE] = {
+            "allowed_decisions": ["approve", "reject"],
+            "when": run_when,
+            "description": lambda call, state, runtime: (
+                f"The shell policy asks before running: {call['args'].get('command')}"
+            ),
+        }
+    return gates
+
+
+def _config(value: bool | dict) -> dict | None:
+    if value is True:
+        return {"allowed_decisions": ALL_DECISIONS}
+    return value or None
+
+
+def merge_gates(base: dict[str, bool | dict], extra: dict[str, dict]) -> dict[str, dict]:
+    """Ask when either the caller's config or a permission rule says so."""
+    merged: dict[str, Any] = {name: cfg for name, value in base.items() if (cfg := _config(value))}
+    for name, gate in extra.items():
+        current = merged.get(name)
+        if current is None:
+            merged[name] = gate
+            continue
+        if "when" not in current:
+            continue  # the caller already asks every time
+        first: Callable = current["when"]
+        second: Callable = gate["when"]
+        merged[name] = {**current, "when": lambda r, a=first, b=second: a(r) or b(r)}
+    return merged
