@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--stdio", action="store_true", help="serve the Agent Client Protocol on stdin/stdout"
     )
     parser.add_argument("--model", help="model spec, such as anthropic:claude-sonnet-4-5")
+    parser.add_argument(
+        "--no-plan", action="store_true", help="do not offer the plan tool (write_todos)"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
     run = commands.add_parser("run", help="run one prompt in a terminal, headless")
@@ -54,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.stdio:
             from deepacp.acp.server import serve
+            from deepacp.config import ServerOptions
 
-            return serve(args.model)
+            return serve(ServerOptions(model=args.model, planning=not args.no_plan))
         if args.command == "demo":
             from deepacp.demo import run_demo
 

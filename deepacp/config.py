@@ -23,6 +23,16 @@ def deepacp_home() -> Path:
 
 
 @dataclass(frozen=True)
+class ServerOptions:
+    """Command-line choices that shape every session a server opens."""
+
+    model: str | None = None
+    """The --model flag (None: DEEPACP_MODEL, then config.toml)."""
+    planning: bool = True
+    """Offer write_todos, which editors show as a plan (--no-plan turns it off)."""
+
+
+@dataclass(frozen=True)
 class UserConfig:
     model: str | None = None
     models: tuple[str, ...] = field(default_factory=tuple)

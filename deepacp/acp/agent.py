@@ -19,7 +19,7 @@ from acp.utils import notify_model, request_model
 from deepacp.acp import updates
 from deepacp.acp.capabilities import initialize_result
 from deepacp.acp.transport import StdioTransport
-from deepacp.config import deepacp_home, load_config
+from deepacp.config import ServerOptions, deepacp_home, load_config
 from deepacp.errors import DeepacpError, ModelConfigError, SessionBusy, TurnError
 from deepacp.events import Event, PermissionKind, PermissionRequest, ToolFinished, ToolOutput
 from deepacp.models import check_provider, configured_spec, resolve_model
@@ -101,13 +101,13 @@ class DeepacpAgent:
     conn: Connection  # set once the connection exists (it needs this agent's handler)
 
     def __init__(
-        self, client_params: dict, model_spec: str | None, harness_loaded: Future | None = None
+        self, client_params: dict, options: ServerOptions, harness_loaded: Future | None = None
     ) -> None:
         self.harness_loaded = harness_loaded
         self.client_capabilities = S.ClientCapabilities.model_validate(
             client_params.get("clientCapabilities") or {}
         )
-        self.model_flag = model_spec
+        self.options = options
         self.store = SessionStore(deepacp_home())
         self.sessions: dict[str, Session] = {}
 
@@ -125,7 +125,7 @@ class DeepacpAgent:
 
     def _resolve_spec(self, spec: str | None) -> str:
         try:
-            spec = configured_spec(spec or self.model_flag)
+            spec = configured_spec(spec or self.options.model)
             check_provider(spec)
         except ModelConfigError as exc:
             raise RequestError(-32000, str(exc)) from None
@@ -141,7 +141,9 @@ class DeepacpAgent:
             session = self.sessions.get(record.id)  # opened while we waited?
             if session is None:
                 handler = AcpSessionHandler(self.conn, record.id)
-                session = Session(record, self.store, handler, resolve_model)
+                session = Session(
+                    record, self.store, handler, resolve_model, planning=self.options.planning
+                )
                 self.sessions[record.id] = session
         return session
 
@@ -308,11 +310,11 @@ def make_handler(agent: DeepacpAgent) -> Any:
 async def run_connection(
     transport: StdioTransport,
     client_params: dict,
-    model_spec: str | None,
+    options: ServerOptions,
     harness_loaded: Future | None = None,
 ) -> None:
     """Serve ACP on an already-initialized transport until the client goes away."""
-    agent = DeepacpAgent(client_params, model_spec, harness_loaded)
+    agent = DeepacpAgent(client_params, options, harness_loaded)
     conn = agent.conn = Connection(make_handler(agent), transport, listening=False)
     try:
         await conn.main_loop()

@@ -18,6 +18,7 @@ from concurrent.futures import Future
 
 from deepacp.acp.capabilities import InitializeParamsError, initialize_result
 from deepacp.acp.transport import StdioTransport, error_response
+from deepacp.config import ServerOptions
 
 log = logging.getLogger("deepacp")
 
@@ -70,7 +71,7 @@ async def handshake(transport: StdioTransport) -> dict | None:
         return message["params"]
 
 
-async def serve_stdio(model_spec: str | None = None) -> None:
+async def serve_stdio(options: ServerOptions) -> None:
     transport = await StdioTransport.open_stdio()
     params = await handshake(transport)
     if params is None:
@@ -79,11 +80,12 @@ async def serve_stdio(model_spec: str | None = None) -> None:
     # one other thread (the agent waits for it, never imports it concurrently).
     from deepacp.acp.agent import run_connection
 
-    harness = load_harness(model_spec)
-    await run_connection(transport, params, model_spec, harness)
+    harness = load_harness(options.model)
+    await run_connection(transport, params, options, harness)
 
 
-def serve(model_spec: str | None = None) -> int:
+def serve(options: ServerOptions | None = None) -> int:
+    options = options or ServerOptions()
     logging.basicConfig(
         level=os.environ.get("DEEPACP_LOG_LEVEL", "WARNING").upper(),
         stream=sys.stderr,
@@ -97,7 +99,7 @@ def serve(model_spec: str | None = None) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)
         try:
-            await serve_stdio(model_spec)
+            await serve_stdio(options)
         except asyncio.CancelledError:
             pass
 

@@ -23,7 +23,9 @@ from deepacp.harness.middleware.filesystem import (
     LARGE_RESULTS_DIR,
     FilesystemMiddleware,
 )
+from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
+from deepacp.harness.middleware.skills import SkillsMiddleware
 from deepacp.harness.middleware.subagents import (
     GENERAL_PURPOSE,
     GENERAL_PURPOSE_DESCRIPTION,
@@ -90,6 +92,7 @@ def _compile(
     tail: list[AgentMiddleware],
     **kwargs: Any,
 ) -> Any:
+    """Core, then the caller's middleware, then the tail (context, approval, planning)."""
     stack = assemble(core + tail, caller, insert_at=len(core))
     return create_agent(
         model,
@@ -111,6 +114,7 @@ def _subagents(
     tools: Sequence[Any],
     backend: Backend,
     interrupt_on: dict | None,
+    skills: Sequence[str] | None,
 ) -> SubAgentMiddleware:
     """Compile the children: a general-purpose one unless the caller defines its own."""
     if not any(s.name == GENERAL_PURPOSE for s in specs):
@@ -132,13 +136,15 @@ def _subagents(
             SummarizationMiddleware(backend),
             PatchToolCallsMiddleware(),
         ]
+        child_skills = skills if spec.skills is None else spec.skills
+        context = [SkillsMiddleware(backend, child_skills)] if child_skills else []
         agents[spec.name] = _compile(
             child_model,
             tools if spec.tools is None else spec.tools,
             _prompt(spec.system_prompt),
             core,
             spec.middleware,
-            _tail(interrupt_on, planning=False),
+            context + _tail(interrupt_on, planning=False),
             name=spec.name,
         )
     graphs = frozenset(s.name for s in specs if isinstance(s, SubAgent))
@@ -152,6 +158,8 @@ def create_deep_agent(
     system_prompt: str | None = None,
     middleware: Sequence[AgentMiddleware] = (),
     subagents: Sequence[SubAgent | CompiledSubAgent] = (),
+    memory: Sequence[str] | None = None,
+    skills: Sequence[str] | None = None,
     backend: Backend | None = None,
     interrupt_on: dict[str, bool | InterruptOnConfig] | None = None,
     permissions: Sequence[PermissionRule | CommandRule] = (),
@@ -160,17 +168,20 @@ def create_deep_agent(
     planning: bool = False,
     name: str | None = None,
 ) -> Any:
-    """Build a deep agent: file tools over `backend`, sub-agents, history repair, caller
-    middleware and human approval, on LangChain's agent loop. Returns the compiled LangGraph
-    graph; run it with `ainvoke` / `astream` (the tools are async) and a `thread_id` when
-    checkpointed.
+    """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
+    summarization, history repair, the caller's middleware, skills, memory and approvals.
+    Returns the compiled LangGraph graph; run it with `ainvoke` / `astream` (the tools are
+    async), with a `thread_id` when checkpointed.
 
-    `model` is a chat model or a spec string (see `deepacp.models.resolve_model`).
-    `backend` defaults to a `StateBackend` (files in the thread's state). `subagents` adds
-    declarative or compiled sub-agents to the automatic `general-purpose` one; they share
-    the backend and `interrupt_on`. `permissions` are path and command rules enforced in
-    the backend layer (see `deepacp.backends.permissions`). `planning` adds the
-    `write_todos` tool (LangChain's TodoListMiddleware), which editors show as a plan.
+    - `model`: a chat model or a spec string (see `deepacp.models.resolve_model`).
+    - `backend`: defaults to a `StateBackend` (files in the thread's state).
+    - `subagents`: declarative or compiled sub-agents, besides the automatic
+      `general-purpose` one; they share the backend and `interrupt_on`.
+    - `memory`, `skills`: AGENTS.md files and skill folders, as backend paths
+      (workspace-relative, or routed such as `/user/AGENTS.md`).
+    - `permissions`: path and command rules enforced in the backend layer
+      (see `deepacp.backends.permissions`).
+    - `planning`: adds `write_todos` (LangChain's TodoListMiddleware), shown as a plan.
     """
     if isinstance(model, str):
         from deepacp.models import resolve_model
@@ -184,18 +195,24 @@ def create_deep_agent(
     # The stack, outermost first. Each entry is one concern:
     core: list[AgentMiddleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
-        _subagents(subagents, model, tools, backend, interrupt_on),  # the task tool
+        _subagents(subagents, model, tools, backend, interrupt_on, skills),  # the task tool
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
     ]
-    # ... then the caller's middleware, then the tail (approval, planning).
+    # ... then the caller's middleware, then context appended to the prompt (memory last,
+    # so the stable prefix stays cacheable), then approval and planning.
+    context: list[AgentMiddleware] = []
+    if skills:
+        context.append(SkillsMiddleware(backend, skills))  # skill names and paths
+    if memory:
+        context.append(MemoryMiddleware(backend, memory, nested=True))  # AGENTS.md, re-read
     return _compile(
         model,
         tools,
         _prompt(system_prompt),
         core,
         middleware,
-        _tail(interrupt_on, planning),
+        context + _tail(interrupt_on, planning),
         checkpointer=checkpointer,
         store=store,
         name=name,

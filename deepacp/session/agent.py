@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from deepacp.backends import CompositeBackend, FilesystemBackend, LocalShellBackend
+from deepacp.backends import (
+    CompositeBackend,
+    FilesystemBackend,
+    LocalShellBackend,
+    PermissionBackend,
+    PermissionRule,
+)
 from deepacp.backends.protocol import Backend
 from deepacp.harness import create_deep_agent
 from deepacp.harness.middleware.filesystem import HISTORY_DIR, LARGE_RESULTS_DIR
+from deepacp.harness.prompts import append_to_system
 from deepacp.session.approvals import GATED_TOOLS, ApprovalPolicy
 
 PLAN_MODE_NOTE = (
@@ -38,9 +46,7 @@ class ModeMiddleware(AgentMiddleware):
         if self.policy.mode != "plan":
             return await handler(request)
         tools = [t for t in request.tools if getattr(t, "name", None) not in GATED_TOOLS]
-        system = request.system_message
-        base = system.text if system is not None else ""
-        note = SystemMessage(f"{base}\n\n{PLAN_MODE_NOTE}".strip())
+        note = append_to_system(request, PLAN_MODE_NOTE)
         return await handler(request.override(tools=tools, system_message=note))
 
     async def awrap_tool_call(
@@ -57,14 +63,35 @@ class ModeMiddleware(AgentMiddleware):
         return await handler(request)
 
 
-def session_backend(cwd: str, scratch: Path) -> Backend:
-    """The workspace on disk with a shell; offloaded text goes to the session's scratch
-    folder under $DEEPACP_HOME, never into the user's project."""
-    routes = {}
+USER_DIR = "/user/"
+BUNDLED_SKILLS_DIR = "/skills/bundled/"
+MEMORY_SOURCES = (f"{USER_DIR}AGENTS.md", "AGENTS.md")
+SKILL_SOURCES = (BUNDLED_SKILLS_DIR, f"{USER_DIR}skills", ".deepacp/skills", ".agents/skills")
+
+# Of $DEEPACP_HOME the agent sees only the user's AGENTS.md and skills (not the sessions).
+USER_DIR_RULES = [
+    PermissionRule(("read", "write"), ("/AGENTS.md",), "allow"),
+    PermissionRule(("read",), ("/skills/**",), "allow"),
+    PermissionRule(("read", "write"), ("/**",), "deny"),
+]
+
+
+def bundled_skills() -> Path:
+    return Path(str(files("deepacp") / "_skills"))
+
+
+def session_backend(cwd: str, scratch: Path, home: Path) -> Backend:
+    """The workspace on disk with a shell, plus routed folders outside it: the session's
+    scratch space under $DEEPACP_HOME (offloaded text never lands in the project), the
+    user's memory and skills (`/user/`), and the bundled skills, read-only."""
+    routes: dict[str, Backend] = {}
     for prefix in (LARGE_RESULTS_DIR, HISTORY_DIR):
         folder = scratch / prefix.strip("/")
         folder.mkdir(parents=True, exist_ok=True)
         routes[prefix] = FilesystemBackend(folder)
+    routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
+    read_only = [PermissionRule(("write",), ("/**",), "deny")]
+    routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), read_only)
     return CompositeBackend(LocalShellBackend(cwd), routes)
 
 
@@ -79,7 +106,7 @@ def approval_gate(policy: ApprovalPolicy) -> dict[str, Any]:
 
 
 def build_session_agent(
-    model: Any, backend: Backend, policy: ApprovalPolicy, checkpointer: Any
+    model: Any, backend: Backend, policy: ApprovalPolicy, checkpointer: Any, *, planning: bool
 ) -> Any:
     return create_deep_agent(
         model,
@@ -87,5 +114,7 @@ def build_session_agent(
         middleware=[ModeMiddleware(policy)],
         interrupt_on=approval_gate(policy),
         checkpointer=checkpointer,
-        planning=True,
+        memory=MEMORY_SOURCES,
+        skills=SKILL_SOURCES,
+        planning=planning,
     )

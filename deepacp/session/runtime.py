@@ -61,13 +61,16 @@ class Session:
         store: SessionStore,
         handler: SessionHandler,
         model_factory: Any,
+        *,
+        planning: bool = True,
     ) -> None:
         self.record = record
         self.store = store
         self.handler = handler
         self.model_factory = model_factory
+        self.planning = planning
         self.policy = ApprovalPolicy(mode=record.mode)  # type: ignore[arg-type]
-        self.backend = session_backend(record.cwd, store.scratch_dir(record.thread_id))
+        self.backend = session_backend(record.cwd, store.scratch_dir(record.thread_id), store.home)
         self._graph: Any = None
         self._window: int | None = None
         self._turn: asyncio.Task | None = None
@@ -91,7 +94,9 @@ class Session:
             profile = getattr(model, "profile", None) or {}
             self._window = profile.get("max_input_tokens")
             checkpointer = await self.store.checkpointer()
-            self._graph = build_session_agent(model, self.backend, self.policy, checkpointer)
+            self._graph = build_session_agent(
+                model, self.backend, self.policy, checkpointer, planning=self.planning
+            )
         return self._graph
 
     def set_mode(self, mode: Mode) -> None:

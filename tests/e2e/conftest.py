@@ -160,6 +160,7 @@ async def start_agent(
     client: RecordingClient | None = None,
     env: dict[str, str] | None = None,
     script_name: str = "script.json",
+    args: tuple[str, ...] = (),
 ) -> AsyncIterator[Agent]:
     workspace = workspace or tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
@@ -177,6 +178,7 @@ async def start_agent(
         client,
         DEEPACP,
         "--stdio",
+        *args,
         env=full_env,
         cwd=workspace,
         transport_kwargs={"stderr": None},

@@ -240,3 +240,14 @@ async def test_no_model_configured_is_a_readable_error(agent_factory) -> None:
         with pytest.raises(RequestError) as info:
             await agent.new_session()
         assert "no model configured" in str(info.value)
+
+
+async def test_plan_tool_is_on_by_default_and_off_with_no_plan(
+    agent_factory, model_requests
+) -> None:
+    async with agent_factory([{"content": "a"}]) as agent:
+        await agent.prompt(await agent.new_session(), "hi")
+    async with agent_factory([{"content": "b"}], args=("--no-plan",)) as agent:
+        await agent.prompt(await agent.new_session(), "hi")
+    with_plan, without = model_requests()
+    assert "write_todos" in with_plan["tools"] and "write_todos" not in without["tools"]
