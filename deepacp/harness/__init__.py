@@ -3,15 +3,25 @@
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from deepacp.backends.permissions import CommandRule, PermissionRule
     from deepacp.harness.graph import create_deep_agent
+    from deepacp.harness.middleware.subagents import CompiledSubAgent, SubAgent
 
-__all__ = ["create_deep_agent"]
+__all__ = ["CommandRule", "CompiledSubAgent", "PermissionRule", "SubAgent", "create_deep_agent"]
+
+_HOMES = {
+    "create_deep_agent": "deepacp.harness.graph",
+    "SubAgent": "deepacp.harness.middleware.subagents",
+    "CompiledSubAgent": "deepacp.harness.middleware.subagents",
+    "PermissionRule": "deepacp.backends.permissions",
+    "CommandRule": "deepacp.backends.permissions",
+}
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so that `deepacp.harness.names` can be imported without LangChain.
-    if name == "create_deep_agent":
-        from deepacp.harness.graph import create_deep_agent
+    if name in _HOMES:
+        import importlib
 
-        return create_deep_agent
+        return getattr(importlib.import_module(_HOMES[name]), name)
     raise AttributeError(f"module 'deepacp.harness' has no attribute {name!r}")
