@@ -71,6 +71,14 @@ class ToolOutput:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolTerminal:
+    """A tool's command runs in the editor's terminal `terminal_id` (shown live there)."""
+
+    tool_call_id: str
+    terminal_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolFinished:
     tool_call_id: str
     status: ToolStatus
@@ -104,6 +112,31 @@ class TitleChanged:
     title: str
 
 
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should know that is not the agent's answer (a server that failed)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModeChanged:
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    description: str
+    hint: str | None = None
+    """What to type after the command, for commands that take input."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandsChanged:
+    commands: tuple[Command, ...]
+
+
 Event = (
     UserMessage
     | MessageChunk
@@ -111,13 +144,30 @@ Event = (
     | ToolStarted
     | ToolRunning
     | ToolOutput
+    | ToolTerminal
     | ToolFinished
     | PlanUpdated
     | UsageUpdated
     | TitleChanged
+    | Notice
+    | ModeChanged
+    | CommandsChanged
 )
 
 PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """The agent asks the user (the ask_user tool)."""
+
+    tool_call_id: str
+    question: str
+    choices: tuple[str, ...] = ()
+
+
+ASK_IN_CHAT = "ask-in-chat"
+"""A face's answer to a Question it cannot ask now: end the turn with the question."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Backends: where the agent's files live and whether it has a shell."""
 
 from deepacp.backends.composite import CompositeBackend
+from deepacp.backends.editor import EditorBackend, EditorClient, EditorError, TerminalStatus
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.permissions import (
@@ -19,6 +20,9 @@ __all__ = [
     "BackendError",
     "CommandRule",
     "CompositeBackend",
+    "EditorBackend",
+    "EditorClient",
+    "EditorError",
     "Entry",
     "ExecuteResult",
     "FilesystemBackend",
@@ -31,5 +35,6 @@ __all__ = [
     "PermissionRule",
     "StateBackend",
     "StoreBackend",
+    "TerminalStatus",
     "state_scope",
 ]

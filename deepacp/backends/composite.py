@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from deepacp.backends.paths import clean_path
-from deepacp.backends.protocol import Backend, Entry, ExecuteResult, GrepMatch, OutputCallback
+from deepacp.backends.protocol import (
+    Backend,
+    Entry,
+    ExecuteResult,
+    GrepMatch,
+    OutputCallback,
+    TerminalCallback,
+)
 
 
 class CompositeBackend(Backend):
@@ -85,6 +92,10 @@ class CompositeBackend(Backend):
         return [GrepMatch(prefix + m.path, m.line, m.text) for m in found]
 
     async def execute(
-        self, command: str, timeout: float | None = None, on_output: OutputCallback | None = None
+        self,
+        command: str,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        on_terminal: TerminalCallback | None = None,
     ) -> ExecuteResult:
-        return await self.default.execute(command, timeout, on_output)
+        return await self.default.execute(command, timeout, on_output, on_terminal)

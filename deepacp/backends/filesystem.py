@@ -79,6 +79,10 @@ class FilesystemBackend(Backend):
         relative = self.workspace_path(path)
         return self.root / relative if relative else self.root
 
+    def confined_path(self, path: str) -> Path:
+        """The real path on disk for `path`, refusing anything that resolves outside."""
+        return self._real(path)[1]
+
     def _real(self, path: str, *, follow_final: bool = True) -> tuple[str, Path]:
         relative = self.workspace_path(path)
         return relative, confine(self.root, relative, follow_final=follow_final)

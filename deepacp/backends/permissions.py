@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import Literal
 
 from deepacp.backends.errors import BackendError, PathError
-from deepacp.backends.protocol import Backend, Entry, ExecuteResult, GrepMatch, OutputCallback
+from deepacp.backends.protocol import (
+    Backend,
+    Entry,
+    ExecuteResult,
+    GrepMatch,
+    OutputCallback,
+    TerminalCallback,
+)
 from deepacp.backends.search import compile_glob
 
 Operation = Literal["read", "write"]
@@ -223,11 +230,15 @@ class PermissionBackend(Backend):
         return [m for m in found if self._visible(m.path)][:limit]
 
     async def execute(
-        self, command: str, timeout: float | None = None, on_output: OutputCallback | None = None
+        self,
+        command: str,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        on_terminal: TerminalCallback | None = None,
     ) -> ExecuteResult:
         decision = command_decision(
             self.command_rules, command, path_rules_present=bool(self.path_rules)
         )
         if decision == "deny" or (decision == "interrupt" and not _in_tool_call.get()):
             raise PermissionDenied(f"the shell policy does not permit running: {command}")
-        return await self.inner.execute(command, timeout, on_output)
+        return await self.inner.execute(command, timeout, on_output, on_terminal)

@@ -27,6 +27,7 @@ __all__ = [
     "GrepMatch",
     "OutputCallback",
     "PathError",
+    "TerminalCallback",
     "replace_exact",
 ]
 
@@ -47,6 +48,8 @@ class ExecuteResult:
 
 
 OutputCallback = Callable[[str], Awaitable[None] | None]
+TerminalCallback = Callable[[str], None]
+"""Told the id of the editor terminal a command runs in (so its card can show it live)."""
 
 
 def replace_exact(
@@ -124,7 +127,11 @@ class Backend:
         raise NotImplementedError
 
     async def execute(
-        self, command: str, timeout: float | None = None, on_output: OutputCallback | None = None
+        self,
+        command: str,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        on_terminal: TerminalCallback | None = None,
     ) -> ExecuteResult:
         raise BackendError("this workspace has no shell")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.filesystem import FilesystemBackend
-from deepacp.backends.protocol import ExecuteResult, OutputCallback
+from deepacp.backends.protocol import ExecuteResult, OutputCallback, TerminalCallback
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0
@@ -89,7 +89,11 @@ class LocalShellBackend(FilesystemBackend):
         self.env = command_environment(env)
 
     async def execute(
-        self, command: str, timeout: float | None = None, on_output: OutputCallback | None = None
+        self,
+        command: str,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        on_terminal: TerminalCallback | None = None,
     ) -> ExecuteResult:
         if not command.strip():
             raise BackendError("command is empty")

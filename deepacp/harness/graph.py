@@ -18,11 +18,7 @@ from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.permissions import CommandRule, PermissionBackend, PermissionRule
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
-from deepacp.harness.middleware.filesystem import (
-    HISTORY_DIR,
-    LARGE_RESULTS_DIR,
-    FilesystemMiddleware,
-)
+from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
@@ -35,6 +31,7 @@ from deepacp.harness.middleware.subagents import (
     SubAgentMiddleware,
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
+from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR
 from deepacp.harness.permissions import approval_gates, merge_gates
 from deepacp.harness.prompts import BASE_PROMPT
 from deepacp.harness.state import DeepAgentState

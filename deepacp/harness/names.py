@@ -11,6 +11,11 @@ EXECUTE = "execute"
 WRITE_TODOS = "write_todos"  # LangChain's TodoListMiddleware
 TASK = "task"
 
+LARGE_RESULTS_DIR = "/large_tool_results/"
+"""Where a tool result too large to show is kept, as <tool call id>."""
+HISTORY_DIR = "/conversation_history/"
+"""Where summarized spans and evicted inputs are kept."""
+
 MUTATING_FILE_TOOLS = frozenset({WRITE_FILE, EDIT_FILE, DELETE})
 """Tools that change a file named by their `file_path` argument."""
 

@@ -249,7 +249,11 @@ def execute_tool(backend: Backend) -> BaseTool:
         def forward(text: str) -> None:
             runtime.stream_writer({"type": "tool_output", "tool_call_id": call_id, "text": text})
 
-        result = await backend.execute(command, timeout, forward)
+        def show_terminal(terminal_id: str) -> None:
+            event = {"type": "tool_terminal", "tool_call_id": call_id, "terminal_id": terminal_id}
+            runtime.stream_writer(event)
+
+        result = await backend.execute(command, timeout, forward, show_terminal)
         output = result.output.rstrip("\n")
         if result.timed_out:
             raise ToolException(f"{output}\n[timed out; the command was killed]".lstrip())

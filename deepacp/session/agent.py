@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from deepacp.backends import (
-    CompositeBackend,
-    FilesystemBackend,
-    LocalShellBackend,
-    PermissionBackend,
-    PermissionRule,
-)
 from deepacp.backends.protocol import Backend
 from deepacp.harness import create_deep_agent
-from deepacp.harness.middleware.filesystem import HISTORY_DIR, LARGE_RESULTS_DIR
 from deepacp.harness.prompts import append_to_system
 from deepacp.session.approvals import GATED_TOOLS, ApprovalPolicy
+from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES
 
 PLAN_MODE_NOTE = (
     "You are in plan mode: read-only. Explore with the read and search tools and propose a "
@@ -61,38 +52,6 @@ class ModeMiddleware(AgentMiddleware):
                 status="error",
             )
         return await handler(request)
-
-
-USER_DIR = "/user/"
-BUNDLED_SKILLS_DIR = "/skills/bundled/"
-MEMORY_SOURCES = (f"{USER_DIR}AGENTS.md", "AGENTS.md")
-SKILL_SOURCES = (BUNDLED_SKILLS_DIR, f"{USER_DIR}skills", ".deepacp/skills", ".agents/skills")
-
-# Of $DEEPACP_HOME the agent sees only the user's AGENTS.md and skills (not the sessions).
-USER_DIR_RULES = [
-    PermissionRule(("read", "write"), ("/AGENTS.md",), "allow"),
-    PermissionRule(("read",), ("/skills/**",), "allow"),
-    PermissionRule(("read", "write"), ("/**",), "deny"),
-]
-
-
-def bundled_skills() -> Path:
-    return Path(str(files("deepacp") / "_skills"))
-
-
-def session_backend(cwd: str, scratch: Path, home: Path) -> Backend:
-    """The workspace on disk with a shell, plus routed folders outside it: the session's
-    scratch space under $DEEPACP_HOME (offloaded text never lands in the project), the
-    user's memory and skills (`/user/`), and the bundled skills, read-only."""
-    routes: dict[str, Backend] = {}
-    for prefix in (LARGE_RESULTS_DIR, HISTORY_DIR):
-        folder = scratch / prefix.strip("/")
-        folder.mkdir(parents=True, exist_ok=True)
-        routes[prefix] = FilesystemBackend(folder)
-    routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
-    read_only = [PermissionRule(("write",), ("/**",), "deny")]
-    routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), read_only)
-    return CompositeBackend(LocalShellBackend(cwd), routes)
 
 
 def approval_gate(policy: ApprovalPolicy) -> dict[str, Any]:

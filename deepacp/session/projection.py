@@ -24,6 +24,7 @@ from deepacp.events import (
     ToolOutput,
     ToolRunning,
     ToolStarted,
+    ToolTerminal,
     UsageUpdated,
     UserMessage,
 )
@@ -230,8 +231,11 @@ class LiveProjection:
                 return [ToolRunning(data["tool_call_id"])]
             return []
         if mode == "custom":
-            if isinstance(data, dict) and data.get("type") == "tool_output":
+            kind = data.get("type") if isinstance(data, dict) else None
+            if kind == "tool_output":
                 return [ToolOutput(data["tool_call_id"], data["text"])]
+            if kind == "tool_terminal":
+                return [ToolTerminal(data["tool_call_id"], data["terminal_id"])]
             return []
         if mode == "updates":
             return self._updates(data)

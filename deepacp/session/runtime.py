@@ -28,9 +28,10 @@ from deepacp.events import (
 )
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
 from deepacp.session import projection
-from deepacp.session.agent import APPROVAL_DECISIONS, build_session_agent, session_backend
+from deepacp.session.agent import APPROVAL_DECISIONS, build_session_agent
 from deepacp.session.approvals import ApprovalPolicy, Mode, permission_options
 from deepacp.session.store import SessionRecord, SessionStore
+from deepacp.session.workspace import session_backend
 
 log = logging.getLogger(__name__)
 

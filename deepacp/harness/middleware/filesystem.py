@@ -21,11 +21,14 @@ from deepacp.backends.permissions import tool_call_scope
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import FileRecord, FilesUpdate, merge_files, state_scope
 from deepacp.harness.messages import text_of
-from deepacp.harness.names import MUTATING_FILE_TOOLS, SELF_LIMITING_TOOLS
+from deepacp.harness.names import (
+    HISTORY_DIR,
+    LARGE_RESULTS_DIR,
+    MUTATING_FILE_TOOLS,
+    SELF_LIMITING_TOOLS,
+)
 from deepacp.harness.tools import filesystem_tools
 
-LARGE_RESULTS_DIR = "/large_tool_results/"
-HISTORY_DIR = "/conversation_history/"
 CHARS_PER_TOKEN = 4
 OFFLOAD_TOKENS = 20_000
 LARGE_INPUT_TOKENS = 50_000

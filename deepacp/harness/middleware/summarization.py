@@ -38,8 +38,7 @@ from deepacp.backends.protocol import Backend
 from deepacp.backends.state import state_scope
 from deepacp.errors import DeepacpError
 from deepacp.harness.messages import text_of
-from deepacp.harness.middleware.filesystem import HISTORY_DIR
-from deepacp.harness.names import EDIT_FILE, WRITE_FILE
+from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
 
 TRIGGER_FRACTION = 0.85
 KEEP_FRACTION = 0.10

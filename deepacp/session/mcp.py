@@ -1,0 +1,125 @@
+"""MCP servers a client passes in `session/new`: one held connection per server per session.
+
+Each server runs in a task of its own (the MCP SDK's transports must be closed by the task
+that opened them) and stays connected until the session closes, so a tool call costs a
+request on an open connection, not a new process. A server that fails to start is reported
+and left out; the session works without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """A server as the client described it (transport: stdio, http or sse)."""
+
+    name: str
+    transport: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def connection(self, cwd: str) -> dict[str, Any]:
+        """The langchain-mcp-adapters connection config."""
+        if self.transport == "stdio":
+            return {
+                "transport": "stdio",
+                "command": self.command,
+                "args": list(self.args),
+                "env": dict(self.env) or None,
+                "cwd": cwd,
+            }
+        transport = "streamable_http" if self.transport == "http" else "sse"
+        return {"transport": transport, "url": self.url, "headers": dict(self.headers) or None}
+
+
+def describe(exc: BaseException) -> str:
+    """One readable line for a failure, looking inside exception groups (anyio's)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def tool_prefix(server: str) -> str:
+    """Server names as tool-name prefixes: providers accept [A-Za-z0-9_-] only."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", server).strip("_") or "mcp"
+
+
+def is_read_only(tool: Any) -> bool:
+    """MCP tools declare `readOnlyHint` when they change nothing; the rest are gated."""
+    return bool((getattr(tool, "metadata", None) or {}).get("readOnlyHint"))
+
+
+@dataclass
+class McpServers:
+    """The connections of one session."""
+
+    tools: list[Any] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    _tasks: list[asyncio.Task] = field(default_factory=list)
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _ready: asyncio.Future | None = None
+
+    def start(self, servers: list[McpServer], cwd: str) -> None:
+        """Connect in the background; `ready()` waits for every server to be up or failed."""
+        if not servers:
+            return
+        futures = [asyncio.get_running_loop().create_future() for _ in servers]
+        for server, future in zip(servers, futures, strict=True):
+            self._tasks.append(asyncio.create_task(self._serve(server, cwd, future)))
+        self._ready = asyncio.ensure_future(self._gather(servers, futures))
+
+    async def _gather(self, servers: list[McpServer], futures: list[asyncio.Future]) -> None:
+        for server, future in zip(servers, futures, strict=True):
+            try:
+                self.tools.extend(await future)
+            except Exception as exc:
+                reason = describe(exc)
+                self.failures.append((server.name, reason))
+                log.warning("MCP server %s failed to start: %s", server.name, reason)
+
+    async def ready(self) -> None:
+        if self._ready is not None:
+            await asyncio.shield(self._ready)
+
+    async def _serve(self, server: McpServer, cwd: str, ready: asyncio.Future) -> None:
+        try:
+            from langchain_mcp_adapters.sessions import create_session
+            from langchain_mcp_adapters.tools import load_mcp_tools
+        except ImportError:
+            missing = "MCP support is not installed: pip install 'deepacp[mcp]'"
+            ready.set_exception(RuntimeError(missing))
+            return
+        try:
+            async with create_session(server.connection(cwd)) as session:
+                await asyncio.wait_for(session.initialize(), START_TIMEOUT)
+                tools = await load_mcp_tools(
+                    session, server_name=tool_prefix(server.name), tool_name_prefix=True
+                )
+                ready.set_result(tools)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+
+    async def close(self) -> None:
+        self._stop.set()
+        for task in self._tasks:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(task, 5)
+        self._tasks.clear()

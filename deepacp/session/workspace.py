@@ -1,0 +1,66 @@
+"""The files an editor session works on: the workspace (through the editor when it can),
+extra workspace roots, and routed folders outside the project. Light to import: it is used
+before the harness has loaded (to list skills for slash commands)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib.resources import files
+from pathlib import Path
+
+from deepacp.backends import (
+    CompositeBackend,
+    EditorBackend,
+    EditorClient,
+    FilesystemBackend,
+    LocalShellBackend,
+    PermissionBackend,
+    PermissionRule,
+)
+from deepacp.backends.protocol import Backend
+from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR
+
+USER_DIR = "/user/"
+BUNDLED_SKILLS_DIR = "/skills/bundled/"
+MEMORY_SOURCES = (f"{USER_DIR}AGENTS.md", "AGENTS.md")
+SKILL_SOURCES = (BUNDLED_SKILLS_DIR, f"{USER_DIR}skills", ".deepacp/skills", ".agents/skills")
+
+# Of $DEEPACP_HOME the agent sees only the user's AGENTS.md and skills (not the sessions).
+USER_DIR_RULES = [
+    PermissionRule(("read", "write"), ("/AGENTS.md",), "allow"),
+    PermissionRule(("read",), ("/skills/**",), "allow"),
+    PermissionRule(("read", "write"), ("/**",), "deny"),
+]
+READ_ONLY = [PermissionRule(("write",), ("/**",), "deny")]
+
+
+def bundled_skills() -> Path:
+    return Path(str(files("deepacp") / "_skills"))
+
+
+def session_backend(
+    cwd: str,
+    scratch: Path,
+    home: Path,
+    *,
+    editor: EditorClient | None = None,
+    extra_roots: Sequence[str] = (),
+) -> Backend:
+    """The workspace with a shell — through the editor's files and terminal when it offers
+    them — plus: extra roots (reached by their absolute paths), the session's scratch space
+    under $DEEPACP_HOME (offloaded text never lands in the project), the user's memory and
+    skills (`/user/`), and the bundled skills, read-only."""
+
+    def through_editor(backend: FilesystemBackend) -> Backend:
+        return EditorBackend(backend, editor) if editor is not None else backend
+
+    routes: dict[str, Backend] = {}
+    for root in extra_roots:
+        routes[root] = through_editor(FilesystemBackend(root))
+    for prefix in (LARGE_RESULTS_DIR, HISTORY_DIR):
+        folder = scratch / prefix.strip("/")
+        folder.mkdir(parents=True, exist_ok=True)
+        routes[prefix] = FilesystemBackend(folder)
+    routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
+    routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), READ_ONLY)
+    return CompositeBackend(through_editor(LocalShellBackend(cwd)), routes)
