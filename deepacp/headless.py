@@ -10,11 +10,13 @@ from pathlib import Path
 from deepacp.config import deepacp_home
 from deepacp.diffs import unified_diff
 from deepacp.events import (
+    ASK_IN_CHAT,
     Event,
     MessageChunk,
     PermissionKind,
     PermissionRequest,
     PlanUpdated,
+    Question,
     ThoughtChunk,
     ToolFinished,
     ToolOutput,
@@ -64,6 +66,17 @@ class TerminalHandler:
             self._print("plan:")
             for entry in event.entries:
                 print(f"  {PLAN_MARKS[entry.status]} {entry.content}")
+
+    async def ask(self, question: Question) -> str | None:
+        if not self.interactive:
+            return ASK_IN_CHAT
+        self._print(question.question)
+        for number, choice in enumerate(question.choices, start=1):
+            print(f"  {number}. {choice}")
+        answer = (await asyncio.to_thread(input, "   answer: ")).strip()
+        if answer.isdigit() and 0 < int(answer) <= len(question.choices):
+            return question.choices[int(answer) - 1]
+        return answer
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
         if not self.interactive:

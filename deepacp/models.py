@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from deepacp.config import load_config
-from deepacp.errors import ModelConfigError
+from deepacp.errors import ConfigError, ModelConfigError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -46,6 +46,16 @@ def configured_spec(flag: str | None = None) -> str:
             "(try `deepacp demo` for an offline run)"
         )
     return spec
+
+
+def key_variable(spec: str | None = None) -> str | None:
+    """The API key variable the model in effect needs (Anthropic's when none is set yet)."""
+    try:
+        provider, _ = split_spec(spec or configured_spec())
+    except ConfigError:
+        return PROVIDERS["anthropic"].key_env
+    info = PROVIDERS.get(provider)
+    return info.key_env if info else None
 
 
 def split_spec(spec: str) -> tuple[str, str]:

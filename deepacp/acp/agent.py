@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,17 +13,22 @@ from acp.agent.router import build_agent_router
 from acp.connection import Connection
 from acp.exceptions import RequestError
 from acp.meta import CLIENT_METHODS
-from acp.utils import notify_model, request_model
+from acp.utils import notify_model
 
 from deepacp.acp import updates
-from deepacp.acp.capabilities import initialize_result
+from deepacp.acp.capabilities import AUTH_METHOD, initialize_result
+from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions, deepacp_home, load_config
 from deepacp.errors import DeepacpError, ModelConfigError, SessionBusy, TurnError
-from deepacp.events import Event, PermissionKind, PermissionRequest, ToolFinished, ToolOutput
+from deepacp.events import Notice
+from deepacp.harness.skills import discover_skills
 from deepacp.models import check_provider, configured_spec, resolve_model
 from deepacp.session.approvals import DEFAULT_MODE, MODE_IDS
+from deepacp.session.commands import available_commands
+from deepacp.session.mcp import McpServer
 from deepacp.session.store import SessionRecord, SessionStore
+from deepacp.session.workspace import SKILL_SOURCES, session_backend, watched_skill_dirs
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -32,57 +36,6 @@ if TYPE_CHECKING:
     from deepacp.session.runtime import Session
 
 log = logging.getLogger(__name__)
-
-OUTPUT_UPDATE_INTERVAL = 0.05
-OUTPUT_CARD_CHARS = 20_000
-
-
-class AcpSessionHandler:
-    """Sends one session's events to the client and asks it for permissions."""
-
-    def __init__(self, conn: Connection, session_id: str) -> None:
-        self.conn = conn
-        self.session_id = session_id
-        self._output: dict[str, str] = {}
-        self._last_output_update: dict[str, float] = {}
-
-    async def update(self, update: Any) -> None:
-        await notify_model(
-            self.conn,
-            CLIENT_METHODS["session_update"],
-            S.SessionNotification(session_id=self.session_id, update=update),
-        )
-
-    async def emit(self, event: Event) -> None:
-        if isinstance(event, ToolOutput):
-            text = (self._output.get(event.tool_call_id, "") + event.text)[-OUTPUT_CARD_CHARS:]
-            self._output[event.tool_call_id] = text
-            moment = time.monotonic()
-            if (
-                moment - self._last_output_update.get(event.tool_call_id, 0)
-                < OUTPUT_UPDATE_INTERVAL
-            ):
-                return  # coalesce: the next update (or the finished card) carries it
-            self._last_output_update[event.tool_call_id] = moment
-            await self.update(updates.tool_output_update(event.tool_call_id, text))
-            return
-        if isinstance(event, ToolFinished):
-            self._output.pop(event.tool_call_id, None)
-            self._last_output_update.pop(event.tool_call_id, None)
-        await self.update(updates.to_update(event))
-
-    async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
-        response = await request_model(
-            self.conn,
-            CLIENT_METHODS["session_request_permission"],
-            S.RequestPermissionRequest(
-                session_id=self.session_id,
-                tool_call=S.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title),
-                options=updates.permission_options(request),
-            ),
-            S.RequestPermissionResponse,
-        )
-        return updates.permission_answer(response, request)
 
 
 def _not_found(session_id: str) -> RequestError:
@@ -93,6 +46,30 @@ def _not_found(session_id: str) -> RequestError:
 
 def _bad_params(message: str) -> RequestError:
     return RequestError(-32602, f"Invalid params: {message}")
+
+
+def to_mcp_servers(servers: list[Any] | None) -> list[McpServer]:
+    """The client's MCP server configs, in the session runtime's terms."""
+    out = []
+    for server in servers or []:
+        if isinstance(server, S.McpServerStdio):
+            env = tuple((v.name, v.value) for v in server.env)
+            out.append(McpServer(server.name, "stdio", server.command, tuple(server.args), env))
+        elif isinstance(server, S.HttpMcpServer | S.SseMcpServer):
+            headers = tuple((h.name, h.value) for h in server.headers)
+            out.append(McpServer(server.name, server.type, url=server.url, headers=headers))
+    return out
+
+
+def _roots(cwd: str, directories: list[str] | None) -> tuple[str, ...]:
+    roots = []
+    for directory in directories or []:
+        path = Path(directory)
+        if not path.is_absolute() or not path.is_dir():
+            raise _bad_params(f"additional directory {directory!r} is not an absolute directory")
+        if path.resolve() != Path(cwd).resolve():
+            roots.append(str(path))
+    return tuple(roots)
 
 
 class DeepacpAgent:
@@ -110,6 +87,9 @@ class DeepacpAgent:
         self.options = options
         self.store = SessionStore(deepacp_home())
         self.sessions: dict[str, Session] = {}
+        self._workspaces: dict[str, tuple[tuple[str, ...], list[McpServer]]] = {}
+        self._watchers: dict[str, asyncio.Task] = {}
+        self._background: set[asyncio.Task] = set()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -119,6 +99,13 @@ class DeepacpAgent:
         return S.InitializeResponse.model_validate(
             initialize_result({"protocolVersion": protocol_version})
         )
+
+    async def authenticate(self, method_id: str, **_: Any) -> S.AuthenticateResponse:
+        """Checks that the configured model is usable (package, key) without calling it."""
+        if method_id != AUTH_METHOD:
+            raise _bad_params(f"unknown auth method {method_id!r}; use {AUTH_METHOD!r}")
+        self._resolve_spec(None)
+        return S.AuthenticateResponse()
 
     def _model_choices(self, current: str) -> list[str]:
         return list(dict.fromkeys([current, *load_config().models]))
@@ -131,6 +118,11 @@ class DeepacpAgent:
             raise RequestError(-32000, str(exc)) from None
         return spec
 
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def _open(self, record: SessionRecord) -> Session:
         session = self.sessions.get(record.id)
         if session is None:
@@ -140,11 +132,26 @@ class DeepacpAgent:
 
             session = self.sessions.get(record.id)  # opened while we waited?
             if session is None:
-                handler = AcpSessionHandler(self.conn, record.id)
+                extra_roots, servers = self._workspaces.get(record.id, ((), []))
+                editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
+                handler = AcpSessionHandler(
+                    self.conn,
+                    record.id,
+                    self.client_capabilities,
+                    lambda: self._session_state(self.sessions[record.id].record)["config_options"],
+                )
                 session = Session(
-                    record, self.store, handler, resolve_model, planning=self.options.planning
+                    record,
+                    self.store,
+                    handler,
+                    resolve_model,
+                    planning=self.options.planning,
+                    editor=editor if editor.useful else None,
+                    extra_roots=extra_roots,
+                    mcp_servers=servers,
                 )
                 self.sessions[record.id] = session
+                self._watch_skills(session)
         return session
 
     def _record(self, session_id: str, cwd: str | None = None) -> SessionRecord:
@@ -168,18 +175,83 @@ class DeepacpAgent:
             "config_options": updates.config_options(record.mode, spec, self._model_choices(spec)),
         }
 
+    async def _after_start(self, record: SessionRecord) -> None:
+        """Just after session/new or session/load has been answered (Zed drops updates
+        that arrive before): the slash commands, then any MCP server that failed."""
+        try:
+            scratch = self.store.scratch_dir(record.thread_id)
+            backend = session_backend(record.cwd, scratch, self.store.home)
+            index = await discover_skills(backend, SKILL_SOURCES)
+            await self._notify(
+                record.id, updates.commands_update(available_commands(index.skills.values()))
+            )
+            session = await self._open(record)
+            await session.mcp.ready()
+            for server, reason in session.mcp.failures:
+                notice = Notice(f"MCP server {server!r} is not available: {reason}")
+                await self._notify(record.id, updates.to_update(notice))
+            session.mcp.failures.clear()
+        except Exception:
+            log.exception("session start-up updates failed for %s", record.id)
+
+    async def _notify(self, session_id: str, update: Any) -> None:
+        await notify_model(
+            self.conn,
+            CLIENT_METHODS["session_update"],
+            S.SessionNotification(session_id=session_id, update=update),
+        )
+
+    def _watch_skills(self, session: Session) -> None:
+        """Refresh the command list when skill folders change on disk."""
+        folders = watched_skill_dirs(session.record.cwd, self.store.home)
+        if not folders:
+            return
+
+        async def watch() -> None:
+            import watchfiles
+
+            async for _ in watchfiles.awatch(*folders, debounce=300, recursive=True):
+                with contextlib.suppress(Exception):
+                    await session.announce_commands()
+
+        self._watchers[session.id] = asyncio.create_task(watch())
+
+    async def _forget(self, session_id: str) -> Session | None:
+        watcher = self._watchers.pop(session_id, None)
+        if watcher is not None:
+            watcher.cancel()
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session.close()
+        return session
+
     async def new_session(
-        self, cwd: str, mcp_servers: Any = None, **_: Any
+        self, cwd: str, mcp_servers: Any = None, additional_directories: Any = None, **_: Any
     ) -> S.NewSessionResponse:
         path = Path(cwd)
         if not path.is_absolute() or not path.is_dir():
             raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
+        roots = _roots(cwd, additional_directories)
         spec = self._resolve_spec(None)
         record = self.store.create(str(path), DEFAULT_MODE, spec)
+        self._workspaces[record.id] = (roots, to_mcp_servers(mcp_servers))
+        self._spawn(self._after_start(record))
         return S.NewSessionResponse(session_id=record.id, **self._session_state(record))
 
-    async def load_session(self, cwd: str, session_id: str, **_: Any) -> S.LoadSessionResponse:
-        session = await self._open(self._record(session_id, cwd))
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Any = None,
+        additional_directories: Any = None,
+        **_: Any,
+    ) -> S.LoadSessionResponse:
+        record = self._record(session_id, cwd)
+        self._workspaces[record.id] = (
+            _roots(cwd, additional_directories),
+            to_mcp_servers(mcp_servers),
+        )
+        session = await self._open(record)
         if session.running:
             raise RequestError(-32603, "Internal error: the session is running a turn")
         try:
@@ -188,10 +260,24 @@ class DeepacpAgent:
             raise RequestError(-32000, str(exc)) from None
         for event in history:
             await session.handler.emit(event)
+        self._spawn(self._after_start(session.record))
         return S.LoadSessionResponse(**self._session_state(session.record))
 
-    async def resume_session(self, cwd: str, session_id: str, **_: Any) -> S.ResumeSessionResponse:
-        session = await self._open(self._record(session_id, cwd))
+    async def resume_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Any = None,
+        additional_directories: Any = None,
+        **_: Any,
+    ) -> S.ResumeSessionResponse:
+        record = self._record(session_id, cwd)
+        self._workspaces[record.id] = (
+            _roots(cwd, additional_directories),
+            to_mcp_servers(mcp_servers),
+        )
+        session = await self._open(record)
+        self._spawn(self._after_start(session.record))
         return S.ResumeSessionResponse(**self._session_state(session.record))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
@@ -204,20 +290,19 @@ class DeepacpAgent:
         )
 
     async def close_session(self, session_id: str, **_: Any) -> S.CloseSessionResponse:
-        session = self.sessions.pop(session_id, None)
-        if session is None:
+        if await self._forget(session_id) is None:
             self._record(session_id)
-        else:
-            await session.close()
         return S.CloseSessionResponse()
 
     async def delete_session(self, params: Any) -> dict:
         request = S.DeleteSessionRequest.model_validate(params)
         record = self._record(request.session_id)
-        session = self.sessions.pop(record.id, None)
-        if session is not None:
-            await session.close()
+        await self._forget(record.id)
         await self.store.delete(record)
+        return {}
+
+    async def logout(self, params: Any) -> dict:
+        """deepacp stores no credentials (keys live in the environment): nothing to forget."""
         return {}
 
     # -- modes and models ------------------------------------------------------------
@@ -273,9 +358,7 @@ class DeepacpAgent:
         content = updates.prompt_content(prompt, session.record.cwd)
         try:
             stop = await session.prompt(content)
-        except SessionBusy as exc:
-            raise RequestError(-32603, f"Internal error: {exc}") from None
-        except TurnError as exc:
+        except (SessionBusy, TurnError) as exc:
             raise RequestError(-32603, f"Internal error: {exc}") from None
         except DeepacpError as exc:
             raise RequestError(-32000, str(exc)) from None
@@ -287,6 +370,8 @@ class DeepacpAgent:
             await session.cancel()
 
     async def shutdown(self) -> None:
+        for task in [*self._background, *self._watchers.values()]:
+            task.cancel()
         for session in list(self.sessions.values()):
             with contextlib.suppress(Exception):
                 await session.close()
@@ -296,10 +381,11 @@ class DeepacpAgent:
 def make_handler(agent: DeepacpAgent) -> Any:
     """The SDK's router for the standard methods, plus the ones it does not route."""
     router = build_agent_router(agent, use_unstable_protocol=True)  # type: ignore[arg-type]
+    extra = {"session/delete": agent.delete_session, "logout": agent.logout}
 
     async def handle(method: str, params: Any, is_notification: bool) -> Any:
-        if method == "session/delete" and not is_notification:
-            return await agent.delete_session(params)
+        if method in extra and not is_notification:
+            return await extra[method](params)
         if method == "$/cancel_request":
             return None  # a client may cancel a request it sent; our handlers finish promptly
         return await router(method, params, is_notification)

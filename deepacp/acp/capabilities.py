@@ -1,24 +1,63 @@
 """What deepacp advertises in `initialize`: the one source of truth, as plain JSON.
 
-Kept free of the ACP SDK so the first response never waits for its schema models.
+Kept free of the ACP SDK (and of anything heavy) so the first response never waits.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 from typing import Any
 
 from deepacp._version import __version__
 
 PROTOCOL_VERSION = 1
+AUTH_METHOD = "model-api-key"
 
 AGENT_INFO = {"name": "deepacp", "title": "deepacp", "version": __version__}
 
-AGENT_CAPABILITIES: dict[str, Any] = {
-    "loadSession": True,
-    "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-    "mcpCapabilities": {"http": False, "sse": False},
-    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}},
-}
+
+@functools.cache
+def mcp_available() -> bool:
+    """Whether MCP servers can be connected (the `mcp` extra is installed)."""
+    return importlib.util.find_spec("langchain_mcp_adapters") is not None
+
+
+def agent_capabilities() -> dict[str, Any]:
+    remote_mcp = mcp_available()
+    return {
+        "loadSession": True,
+        "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+        "mcpCapabilities": {"http": remote_mcp, "sse": remote_mcp},
+        "sessionCapabilities": {
+            "list": {},
+            "resume": {},
+            "close": {},
+            "delete": {},
+            "additionalDirectories": {},
+        },
+    }
+
+
+def auth_methods() -> list[dict[str, Any]]:
+    """How to give deepacp access to a model: an API key in the environment."""
+    from deepacp.models import key_variable
+
+    variable = key_variable()
+    description = (
+        f"Set {variable} in the environment deepacp starts with (the editor's agent settings "
+        "have an env section), or choose another model with DEEPACP_MODEL."
+        if variable
+        else "The configured model needs no API key."
+    )
+    method: dict[str, Any] = {
+        "type": "env_var",
+        "id": AUTH_METHOD,
+        "name": "Model API key",
+        "description": description,
+        "vars": [{"name": variable, "secret": True}] if variable else [],
+    }
+    return [method]
 
 
 class InitializeParamsError(ValueError):
@@ -34,7 +73,7 @@ def initialize_result(params: Any) -> dict[str, Any]:
         raise InitializeParamsError("protocolVersion must be an integer between 0 and 65535")
     return {
         "protocolVersion": min(version, PROTOCOL_VERSION),
-        "agentCapabilities": AGENT_CAPABILITIES,
-        "authMethods": [],
+        "agentCapabilities": agent_capabilities(),
+        "authMethods": auth_methods(),
         "agentInfo": AGENT_INFO,
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -10,11 +11,14 @@ from acp import schema as S
 from acp.exceptions import RequestError
 
 from deepacp.events import (
+    Command,
     Event,
     MessageChunk,
+    Notice,
     PermissionKind,
     PermissionRequest,
     PlanUpdated,
+    Question,
     ThoughtChunk,
     TitleChanged,
     ToolFinished,
@@ -43,6 +47,39 @@ def _locations(event: ToolStarted | ToolFinished) -> list[S.ToolCallLocation] | 
     return [S.ToolCallLocation(path=loc.path, line=loc.line) for loc in event.locations] or None
 
 
+def terminal_update(tool_call_id: str, terminal_id: str) -> S.ToolCallProgress:
+    """The card shows the editor's terminal, live."""
+    return S.ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=tool_call_id,
+        content=[S.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
+    )
+
+
+def commands_update(commands: Sequence[Command]) -> S.AvailableCommandsUpdate:
+    return S.AvailableCommandsUpdate(
+        session_update="available_commands_update",
+        available_commands=[
+            S.AvailableCommand(
+                name=c.name,
+                description=c.description,
+                input=S.AvailableCommandInput(root=S.UnstructuredCommandInput(hint=c.hint))
+                if c.hint
+                else None,
+            )
+            for c in commands
+        ],
+    )
+
+
+def answer_schema(question: Question) -> S.ElicitationSchema:
+    """A one-field form for ask_user: free text, or one of the choices."""
+    field = S.ElicitationStringPropertySchema(
+        type="string", title="Answer", enum=list(question.choices) or None
+    )
+    return S.ElicitationSchema(type="object", properties={"answer": field}, required=["answer"])
+
+
 def tool_output_update(tool_call_id: str, text: str) -> S.ToolCallProgress:
     """A running tool's output so far (ACP replaces a card's content on each update)."""
     return S.ToolCallProgress(
@@ -52,9 +89,9 @@ def tool_output_update(tool_call_id: str, text: str) -> S.ToolCallProgress:
     )
 
 
-def to_update(event: Event) -> Any:
-    """The `session/update` payload for an event (ToolOutput is handled by the caller,
-    which accumulates a command's output)."""
+def to_update(event: Event, terminal_id: str | None = None) -> Any:
+    """The `session/update` payload for an event. A finished card that ran in an editor
+    terminal (`terminal_id`) keeps showing it."""
     if isinstance(event, MessageChunk):
         return S.AgentMessageChunk(session_update="agent_message_chunk", content=_text(event.text))
     if isinstance(event, ThoughtChunk):
@@ -79,6 +116,8 @@ def to_update(event: Event) -> Any:
         return tool_output_update(event.tool_call_id, event.text)
     if isinstance(event, ToolFinished):
         content: list[Any] = []
+        if terminal_id is not None:
+            content.append(S.TerminalToolCallContent(type="terminal", terminal_id=terminal_id))
         if event.diff is not None and event.diff.new_text is not None:
             content.append(
                 S.FileEditToolCallContent(
@@ -96,6 +135,10 @@ def to_update(event: Event) -> Any:
             status=event.status,
             content=content or None,
             locations=_locations(event),
+        )
+    if isinstance(event, Notice):
+        return S.AgentMessageChunk(
+            session_update="agent_message_chunk", content=_text(f"{event.text}\n")
         )
     if isinstance(event, UsageUpdated):
         return S.UsageUpdate(session_update="usage_update", used=event.used, size=event.size)

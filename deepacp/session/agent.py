@@ -36,7 +36,7 @@ class ModeMiddleware(AgentMiddleware):
     ) -> ModelResponse:
         if self.policy.mode != "plan":
             return await handler(request)
-        tools = [t for t in request.tools if getattr(t, "name", None) not in GATED_TOOLS]
+        tools = [t for t in request.tools if not self.policy.gated(getattr(t, "name", ""))]
         note = append_to_system(request, PLAN_MODE_NOTE)
         return await handler(request.override(tools=tools, system_message=note))
 
@@ -44,7 +44,7 @@ class ModeMiddleware(AgentMiddleware):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
         call = request.tool_call
-        if self.policy.mode == "plan" and call["name"] in GATED_TOOLS:
+        if self.policy.mode == "plan" and self.policy.gated(call["name"]):
             return ToolMessage(
                 content=f"Refused: plan mode is read-only, so {call['name']} is not available.",
                 tool_call_id=call["id"],
@@ -56,21 +56,30 @@ class ModeMiddleware(AgentMiddleware):
 
 def approval_gate(policy: ApprovalPolicy) -> dict[str, Any]:
     """interrupt_on entries for the gated tools, deciding per call from the policy."""
+    names = GATED_TOOLS | policy.extra_gated
 
     def when(request: ToolCallRequest) -> bool:
         call = request.tool_call
         return policy.needs_approval(call["id"], call["name"], call.get("args") or {})
 
-    return {name: {"allowed_decisions": APPROVAL_DECISIONS, "when": when} for name in GATED_TOOLS}
+    return {name: {"allowed_decisions": APPROVAL_DECISIONS, "when": when} for name in names}
 
 
 def build_session_agent(
-    model: Any, backend: Backend, policy: ApprovalPolicy, checkpointer: Any, *, planning: bool
+    model: Any,
+    backend: Backend,
+    policy: ApprovalPolicy,
+    checkpointer: Any,
+    *,
+    tools: list[Any],
+    summarizer: AgentMiddleware,
+    planning: bool,
 ) -> Any:
     return create_deep_agent(
         model,
+        tools,
         backend=backend,
-        middleware=[ModeMiddleware(policy)],
+        middleware=[summarizer, ModeMiddleware(policy)],
         interrupt_on=approval_gate(policy),
         checkpointer=checkpointer,
         memory=MEMORY_SOURCES,

@@ -67,11 +67,16 @@ class ApprovalPolicy:
     asked: set[str] = field(default_factory=set)
     task_of: dict[str, str] = field(default_factory=dict)
     """A sub-agent's tool call -> the parent's `task` call, whose card the user sees."""
+    extra_gated: frozenset[str] = frozenset()
+    """More tools that change things (MCP tools that do not declare themselves read-only)."""
+
+    def gated(self, name: str) -> bool:
+        return name in GATED_TOOLS or name in self.extra_gated
 
     def needs_approval(self, call_id: str, name: str, args: dict) -> bool:
         if call_id in self.asked:
             return True
-        if name not in GATED_TOOLS:
+        if not self.gated(name):
             return False
         if (task := current_task_call.get()) is not None:
             self.task_of[call_id] = task
@@ -81,7 +86,7 @@ class ApprovalPolicy:
         elif self.mode == "yolo" or key in self.always_allow:
             gate = False
         elif self.mode == "accept-edits":
-            gate = name == EXECUTE
+            gate = name not in MUTATING_FILE_TOOLS
         else:
             gate = True
         if gate:

@@ -1,9 +1,9 @@
 """Session: one agent thread with its mode and approvals, driven turn by turn.
 
-The runtime owns the turn loop (stream, ask for approvals, resume), cancel (stop the
-model stream and any running command, keep finished results, answer the rest as
-cancelled), and history replay. It speaks no wire protocol: a face gives it a
-`SessionHandler` and gets events.
+The runtime owns the turn loop (stream, ask for approvals and answers, resume), cancel
+(stop the model stream and any running command, keep finished results, answer the rest
+as cancelled), slash commands, and history replay. It speaks no wire protocol: a face
+gives it a `SessionHandler` and gets events.
 """
 
 from __future__ import annotations
@@ -11,27 +11,41 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
+from deepacp.backends.editor import EditorClient
 from deepacp.errors import SessionBusy, TurnError
 from deepacp.events import (
+    ASK_IN_CHAT,
+    CommandsChanged,
     Event,
+    MessageChunk,
+    ModeChanged,
+    Notice,
     PermissionKind,
     PermissionRequest,
+    Question,
     StopReason,
     TitleChanged,
     ToolFinished,
 )
+from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
-from deepacp.session import projection
+from deepacp.harness.middleware.summarization import SummarizationMiddleware
+from deepacp.harness.skills import discover_skills
+from deepacp.session import commands, projection
 from deepacp.session.agent import APPROVAL_DECISIONS, build_session_agent
-from deepacp.session.approvals import ApprovalPolicy, Mode, permission_options
+from deepacp.session.approvals import MODE_IDS, ApprovalPolicy, Mode, permission_options
+from deepacp.session.ask import ASK_USER, ASKED_IN_CHAT, ask_user_tool
+from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.store import SessionRecord, SessionStore
-from deepacp.session.workspace import session_backend
+from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES, session_backend
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +63,18 @@ class SessionHandler(Protocol):
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None: ...
 
+    async def ask(self, question: Question) -> str | None:
+        """The user's answer, `ASK_IN_CHAT` to end the turn with the question, or None
+        when the user dismissed it (the turn is cancelled)."""
+        ...
+
+
+class _AskInChat(Exception):
+    """Leave the turn: the question goes to the user as the agent's message."""
+
+    def __init__(self, question: Question) -> None:
+        self.question = question
+
 
 def title_from(text: str) -> str:
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
@@ -64,6 +90,9 @@ class Session:
         model_factory: Any,
         *,
         planning: bool = True,
+        editor: EditorClient | None = None,
+        extra_roots: Sequence[str] = (),
+        mcp_servers: Sequence[McpServer] = (),
     ) -> None:
         self.record = record
         self.store = store
@@ -71,12 +100,28 @@ class Session:
         self.model_factory = model_factory
         self.planning = planning
         self.policy = ApprovalPolicy(mode=record.mode)  # type: ignore[arg-type]
-        self.backend = session_backend(record.cwd, store.scratch_dir(record.thread_id), store.home)
+        self._editor = editor
+        self._extra_roots = tuple(extra_roots)
+        self.backend = self._backend()
+        self.mcp = McpServers()
+        self.mcp.start(list(mcp_servers), record.cwd)
         self._graph: Any = None
+        self._model: Any = None
+        self._summarizer: SummarizationMiddleware | None = None
         self._window: int | None = None
         self._turn: asyncio.Task | None = None
         self._live: projection.LiveProjection | None = None
         self._cancel_requested = False
+
+    def _backend(self) -> Any:
+        scratch = self.store.scratch_dir(self.record.thread_id)
+        return session_backend(
+            self.record.cwd,
+            scratch,
+            self.store.home,
+            editor=self._editor,
+            extra_roots=self._extra_roots,
+        )
 
     @property
     def id(self) -> str:
@@ -94,10 +139,24 @@ class Session:
             model = self.model_factory(self.record.model)
             profile = getattr(model, "profile", None) or {}
             self._window = profile.get("max_input_tokens")
-            checkpointer = await self.store.checkpointer()
-            self._graph = build_session_agent(
-                model, self.backend, self.policy, checkpointer, planning=self.planning
+            await self.mcp.ready()
+            for server, reason in self.mcp.failures:
+                await self.handler.emit(Notice(f"MCP server {server!r} is not available: {reason}"))
+            self.mcp.failures.clear()
+            self.policy.extra_gated = frozenset(
+                t.name for t in self.mcp.tools if not is_read_only(t)
             )
+            self._summarizer = SummarizationMiddleware(self.backend)
+            self._graph = build_session_agent(
+                model,
+                self.backend,
+                self.policy,
+                await self.store.checkpointer(),
+                tools=[*self.mcp.tools, ask_user_tool()],
+                summarizer=self._summarizer,
+                planning=self.planning,
+            )
+            self._model = model
         return self._graph
 
     def set_mode(self, mode: Mode) -> None:
@@ -115,17 +174,21 @@ class Session:
         state = await graph.aget_state(self.config)
         return list(projection.replay(state.values.get("messages", []), self.backend))
 
+    async def commands(self) -> tuple[commands.Command, ...]:
+        index = await discover_skills(self.backend, SKILL_SOURCES)
+        return commands.available_commands(index.skills.values())
+
     @property
     def running(self) -> bool:
         return self._turn is not None and not self._turn.done()
 
     async def prompt(self, content: str | list[dict]) -> StopReason:
-        """Run one turn for the user's message; returns why it stopped."""
+        """Run one turn for the user's message (or a slash command); returns why it stopped."""
         if self.running:
             raise SessionBusy("a turn is already running in this session; cancel it first")
         await self.graph()  # a configuration problem is reported as itself, before the turn
         self._cancel_requested = False
-        self._turn = asyncio.create_task(self._run_turn(content))
+        self._turn = asyncio.create_task(self._dispatch(content))
         try:
             return await self._turn
         except asyncio.CancelledError:
@@ -133,6 +196,10 @@ class Session:
                 raise
             await self._settle(CANCELLED)
             return "cancelled"
+        except _AskInChat as asked:
+            await self._settle(CANCELLED, answers={asked.question.tool_call_id: ASKED_IN_CHAT})
+            await self.handler.emit(MessageChunk(_question_text(asked.question)))
+            return "end_turn"
         except GraphRecursionError:
             await self._settle(FAILED_RUN)
             return "max_turn_requests"
@@ -149,6 +216,69 @@ class Session:
         if self.running:
             self._cancel_requested = True
             self._turn.cancel()  # type: ignore[union-attr]
+
+    async def _dispatch(self, content: str | list[dict]) -> StopReason:
+        text = content if isinstance(content, str) else text_of(content[:1])
+        available = await self.commands()
+        parsed = commands.parse_command(text, (c.name for c in available))
+        if parsed is None:
+            return await self._run_turn(content)
+        name, argument = parsed
+        if name in {c.name for c in commands.BUILTIN}:
+            await self.handler.emit(MessageChunk(await self._builtin(name, argument)))
+            return "end_turn"
+        index = await discover_skills(self.backend, SKILL_SOURCES)
+        skill = index.skills[name]
+        body = await self.backend.read_text(skill.path)
+        rest = content[1:] if isinstance(content, list) else []
+        message = [{"type": "text", "text": commands.skill_prompt(skill, body, argument)}, *rest]
+        return await self._run_turn(message)
+
+    async def _builtin(self, name: str, argument: str) -> str:
+        graph = await self.graph()
+        if name == commands.COMPACT:
+            assert self._summarizer is not None
+            done = await self._summarizer.compact(graph, self.config, self._model)
+            return (
+                "Compacted: older messages are now a summary."
+                if done
+                else "Nothing to compact yet."
+            )
+        if name == commands.MEMORY:
+            lines = [
+                "Memory files (AGENTS.md) in use — edit them to change what the agent remembers:"
+            ]
+            for path in MEMORY_SOURCES:
+                where = self.backend.disk_path(path)
+                try:
+                    await self.backend.read_text(path)
+                    state = "loaded"
+                except Exception:
+                    state = "not created yet"
+                lines.append(f"- {path} ({where}): {state}")
+            return "\n".join(lines)
+        if name == commands.SKILLS:
+            index = await discover_skills(self.backend, SKILL_SOURCES)
+            lines = [f"- /{s.name}: {s.description}" for s in index.skills.values()] or ["(none)"]
+            lines += [f"- warning: {w}" for w in index.warnings]
+            return "Skills:\n" + "\n".join(lines)
+        if name == commands.CLEAR:
+            old = self.record.thread_id
+            self.record = self.store.update(self.record, thread_id=uuid.uuid4().hex)
+            await (await self.store.checkpointer()).adelete_thread(old)
+            self.backend = self._backend()
+            self._graph = None
+            return "Started a fresh conversation."
+        if name == commands.MODE:
+            if argument not in MODE_IDS:
+                return f"Unknown mode {argument!r}; choose one of: {', '.join(MODE_IDS)}."
+            self.set_mode(argument)  # type: ignore[arg-type]
+            await self.handler.emit(ModeChanged(argument))
+            return f"Mode: {argument}."
+        raise AssertionError(name)
+
+    async def announce_commands(self) -> None:
+        await self.handler.emit(CommandsChanged(await self.commands()))
 
     async def _run_turn(self, content: str | list[dict]) -> StopReason:
         graph = await self.graph()
@@ -171,13 +301,28 @@ class Session:
         self.record = self.store.update(self.record)
         return projection.stop_reason(live.last_ai)
 
-    async def _decide_all(self, live: projection.LiveProjection) -> dict[str, dict]:
+    async def _decide_all(self, live: projection.LiveProjection) -> dict[str, Any]:
         pending = {i.id: i for i in live.interrupts}  # a sub-agent's interrupt can repeat
         live.interrupts.clear()
-        decisions = {}
+        decisions: dict[str, Any] = {}
         for interrupt_id, interrupt in pending.items():
-            decisions[interrupt_id] = await self._decide(interrupt.value)
+            if interrupt.value.get("type") == ASK_USER:
+                decisions[interrupt_id] = await self._answer(interrupt.value)
+            else:
+                decisions[interrupt_id] = await self._decide(interrupt.value)
         return decisions
+
+    async def _answer(self, value: dict) -> str:
+        question = Question(
+            value["tool_call_id"], value["question"], tuple(value.get("choices") or ())
+        )
+        answer = await self.handler.ask(question)
+        if answer is None:  # dismissed: cancel the turn
+            self._cancel_requested = True
+            raise asyncio.CancelledError
+        if answer == ASK_IN_CHAT:
+            raise _AskInChat(question)
+        return answer
 
     async def _decide(self, request: dict) -> dict:
         name, args, call_id = request["name"], request.get("args") or {}, request["tool_call_id"]
@@ -200,10 +345,11 @@ class Session:
             return {"type": "approve"}
         return {"type": "reject"}
 
-    async def _settle(self, reason: str) -> None:
-        """After a cancel or failure: record finished results, answer unfinished calls,
-        and close every card that is still open."""
+    async def _settle(self, reason: str, answers: dict[str, str] | None = None) -> None:
+        """After a cancel or failure: record finished results, answer unfinished calls
+        (with `answers` where given, else `reason`), and close every card still open."""
         live = self._live
+        repaired: list[Any] = []
         try:
             graph = self._graph
             state = await graph.aget_state(self.config)
@@ -215,18 +361,23 @@ class Session:
                 for m in projection.messages_of(task.result)
                 if isinstance(m, ToolMessage)
             }
-            answers: list[Any] = list(finished.values())
+            repaired = list(finished.values())
             for call in dangling_tool_calls(messages):
-                if call["id"] not in finished:
-                    answers.append(answer_for(call, reason))
-            if answers:
-                await graph.aupdate_state(self.config, {"messages": answers}, as_node="tools")
+                if call["id"] in finished:
+                    continue
+                if call["id"] in (answers or {}):
+                    repaired.append(
+                        ToolMessage(answers[call["id"]], tool_call_id=call["id"], name=call["name"])
+                    )
+                else:
+                    repaired.append(answer_for(call, reason))
+            if repaired:
+                await graph.aupdate_state(self.config, {"messages": repaired}, as_node="tools")
         except Exception:
             log.exception("could not repair session %s after an interrupted turn", self.id)
-            answers = []
         if live is None:
             return
-        by_id = {m.tool_call_id: m for m in answers if isinstance(m, ToolMessage)}
+        by_id = {m.tool_call_id: m for m in repaired if isinstance(m, ToolMessage)}
         for call_id in sorted(live.announced - live.finished):
             live.finished.add(call_id)
             message = by_id.get(call_id)
@@ -243,3 +394,11 @@ class Session:
         if self._turn is not None:
             with contextlib.suppress(BaseException):
                 await self._turn
+        await self.mcp.close()
+
+
+def _question_text(question: Question) -> str:
+    if not question.choices:
+        return question.question
+    options = "\n".join(f"- {choice}" for choice in question.choices)
+    return f"{question.question}\n{options}"

@@ -64,3 +64,9 @@ def session_backend(
     routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
     routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), READ_ONLY)
     return CompositeBackend(through_editor(LocalShellBackend(cwd)), routes)
+
+
+def watched_skill_dirs(cwd: str, home: Path) -> list[Path]:
+    """Existing folders whose changes can change the skills (and so the slash commands)."""
+    candidates = [Path(cwd) / ".deepacp", Path(cwd) / ".agents", home / "skills"]
+    return [folder for folder in candidates if folder.is_dir()]

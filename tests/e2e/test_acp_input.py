@@ -82,6 +82,12 @@ class RawWire:
         assert line, "the server closed its output"
         return json.loads(line)
 
+    async def read_reply(self) -> dict:
+        """The next message that is not a notification (session updates come and go)."""
+        while "method" in (message := await self.read()):
+            pass
+        return message
+
     async def read_until_id(self, request_id) -> dict:
         while True:
             message = await self.read()
@@ -136,7 +142,7 @@ async def test_malformed_frames_get_errors_and_the_server_stays_up(tmp_path: Pat
         ]
         for frame, code, request_id in garbage:
             await wire.send_bytes(frame)
-            reply = await wire.read()
+            reply = await wire.read_reply()
             assert reply["error"]["code"] == code, (frame, reply)
             assert reply["id"] == request_id
 

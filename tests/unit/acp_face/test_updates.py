@@ -4,7 +4,7 @@ import pytest
 from acp import RequestError
 from acp import schema as S
 
-from deepacp.acp.capabilities import AGENT_CAPABILITIES, InitializeParamsError, initialize_result
+from deepacp.acp.capabilities import InitializeParamsError, initialize_result
 from deepacp.acp.updates import permission_answer, prompt_content, to_update
 from deepacp.events import FileDiff, Location, PermissionRequest, ToolFinished, ToolStarted
 
@@ -14,7 +14,11 @@ def test_initialize_result_is_a_valid_response() -> None:
     assert result.agent_capabilities.load_session is True
     assert result.agent_capabilities.prompt_capabilities.embedded_context is True
     assert result.agent_info.name == "deepacp"
-    assert set(AGENT_CAPABILITIES["sessionCapabilities"]) == {"list", "resume", "close", "delete"}
+    sessions = result.agent_capabilities.session_capabilities
+    assert sessions.list is not None and sessions.resume is not None and sessions.delete is not None
+    assert sessions.close is not None and sessions.additional_directories is not None
+    [method] = result.auth_methods
+    assert method.id == "model-api-key" and method.vars[0].name == "ANTHROPIC_API_KEY"
     for bad in [
         None,
         {},

@@ -1,0 +1,35 @@
+"""ask_user: a tool for when the agent needs a decision only the user can make."""
+
+from __future__ import annotations
+
+from langchain.tools import ToolRuntime
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.types import interrupt
+
+ASK_USER = "ask_user"
+ASKED_IN_CHAT = (
+    "The question was shown to the user; their answer will arrive as their next message. "
+    "Stop here and wait for it."
+)
+
+
+async def ask_user(question: str, runtime: ToolRuntime, choices: list[str] | None = None) -> str:
+    """Ask the user a question and wait for the answer. Use it for decisions only the user
+    can make (which option they want, information you cannot find); not for permission to
+    run tools, which is asked for automatically.
+
+    Args:
+        question: The question, complete enough to answer without more context.
+        choices: Answers to pick from, when there is a fixed set.
+    """
+    value = {
+        "type": ASK_USER,
+        "tool_call_id": runtime.tool_call_id,
+        "question": question,
+        "choices": choices or [],
+    }
+    return str(interrupt(value))
+
+
+def ask_user_tool() -> BaseTool:
+    return StructuredTool.from_function(coroutine=ask_user, name=ASK_USER, parse_docstring=True)
