@@ -132,11 +132,6 @@ class Command:
     """What to type after the command, for commands that take input."""
 
 
-@dataclass(frozen=True, slots=True)
-class CommandsChanged:
-    commands: tuple[Command, ...]
-
-
 Event = (
     UserMessage
     | MessageChunk
@@ -151,7 +146,6 @@ Event = (
     | TitleChanged
     | Notice
     | ModeChanged
-    | CommandsChanged
 )
 
 PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]

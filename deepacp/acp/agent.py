@@ -89,6 +89,7 @@ class DeepacpAgent:
         self.sessions: dict[str, Session] = {}
         self._workspaces: dict[str, tuple[tuple[str, ...], list[McpServer]]] = {}
         self._watchers: dict[str, asyncio.Task] = {}
+        self._commands: dict[str, tuple] = {}  # the command list each client last saw
         self._background: set[asyncio.Task] = set()
 
     # -- lifecycle -------------------------------------------------------------------
@@ -182,9 +183,9 @@ class DeepacpAgent:
             scratch = self.store.scratch_dir(record.thread_id)
             backend = session_backend(record.cwd, scratch, self.store.home)
             index = await discover_skills(backend, SKILL_SOURCES)
-            await self._notify(
-                record.id, updates.commands_update(available_commands(index.skills.values()))
-            )
+            listed = available_commands(index.skills.values())
+            self._commands[record.id] = listed
+            await self._notify(record.id, updates.commands_update(listed))
             session = await self._open(record)
             await session.mcp.ready()
             for server, reason in session.mcp.failures:
@@ -201,18 +202,27 @@ class DeepacpAgent:
             S.SessionNotification(session_id=session_id, update=update),
         )
 
+    async def _refresh_commands(self, session: Session) -> None:
+        listed = await session.commands()
+        if self._commands.get(session.id) != listed:
+            self._commands[session.id] = listed
+            await self._notify(session.id, updates.commands_update(listed))
+
     def _watch_skills(self, session: Session) -> None:
         """Refresh the command list when skill folders change on disk."""
         folders = watched_skill_dirs(session.record.cwd, self.store.home)
-        if not folders:
-            return
 
         async def watch() -> None:
+            await self._refresh_commands(session)  # whatever changed before we watched
+            if not folders:
+                return
             import watchfiles
 
-            async for _ in watchfiles.awatch(*folders, debounce=300, recursive=True):
-                with contextlib.suppress(Exception):
-                    await session.announce_commands()
+            async for _ in watchfiles.awatch(*folders, debounce=300):
+                try:
+                    await self._refresh_commands(session)
+                except Exception:
+                    log.exception("could not refresh the commands of session %s", session.id)
 
         self._watchers[session.id] = asyncio.create_task(watch())
 

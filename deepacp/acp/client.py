@@ -18,7 +18,6 @@ from deepacp.acp import updates
 from deepacp.backends.editor import EditorError, TerminalStatus
 from deepacp.events import (
     ASK_IN_CHAT,
-    CommandsChanged,
     Event,
     ModeChanged,
     PermissionKind,
@@ -82,8 +81,6 @@ class AcpSessionHandler:
                     session_update="config_option_update", config_options=self.config_options()
                 )
             )
-        elif isinstance(event, CommandsChanged):
-            await self.update(updates.commands_update(event.commands))
         else:
             await self.update(updates.to_update(event))
 

@@ -23,7 +23,6 @@ from deepacp.backends.editor import EditorClient
 from deepacp.errors import SessionBusy, TurnError
 from deepacp.events import (
     ASK_IN_CHAT,
-    CommandsChanged,
     Event,
     MessageChunk,
     ModeChanged,
@@ -276,9 +275,6 @@ class Session:
             await self.handler.emit(ModeChanged(argument))
             return f"Mode: {argument}."
         raise AssertionError(name)
-
-    async def announce_commands(self) -> None:
-        await self.handler.emit(CommandsChanged(await self.commands()))
 
     async def _run_turn(self, content: str | list[dict]) -> StopReason:
         graph = await self.graph()

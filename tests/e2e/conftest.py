@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,14 @@ RESPONSE_TYPES = {
 REQUEST_TYPES = {
     "session/update": S.SessionNotification,
     "session/request_permission": S.RequestPermissionRequest,
+    "fs/read_text_file": S.ReadTextFileRequest,
+    "fs/write_text_file": S.WriteTextFileRequest,
+    "terminal/create": S.CreateTerminalRequest,
+    "terminal/output": S.TerminalOutputRequest,
+    "terminal/wait_for_exit": S.WaitForTerminalExitRequest,
+    "terminal/kill": S.KillTerminalRequest,
+    "terminal/release": S.ReleaseTerminalRequest,
+    "elicitation/create": S.CreateFormSessionElicitationRequest,
 }
 
 
@@ -90,6 +99,87 @@ class RecordingClient:
                 if update.status is not None:
                     card["statuses"].append(update.status)
         return cards
+
+
+@dataclass
+class EditorRecordingClient(RecordingClient):
+    """A client that is also an editor: open buffers, recorded writes, real terminals."""
+
+    buffers: dict[str, str] = field(default_factory=dict)
+    writes: list[tuple[str, str]] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    terminals: dict[str, Any] = field(default_factory=dict)
+    killed: list[str] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
+    elicitation_answers: list[Any] = field(default_factory=list)
+    elicitations: list[Any] = field(default_factory=list)
+
+    async def read_text_file(
+        self, session_id: str, path: str, **kwargs: Any
+    ) -> S.ReadTextFileResponse:
+        self.reads.append(path)
+        if path in self.buffers:
+            return S.ReadTextFileResponse(content=self.buffers[path])
+        return S.ReadTextFileResponse(content=Path(path).read_text())
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any):
+        self.writes.append((path, content))
+        self.buffers[path] = content  # the editor holds the change for review
+        return S.WriteTextFileResponse()
+
+    async def create_terminal(
+        self, session_id: str, command: str, args=None, cwd=None, **kwargs: Any
+    ):
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        output: list[bytes] = []
+
+        async def pump() -> None:
+            while chunk := await process.stdout.read(4096):
+                output.append(chunk)
+
+        self.terminals[terminal_id] = (process, output, asyncio.create_task(pump()))
+        return S.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any):
+        process, output, _ = self.terminals[terminal_id]
+        status = None
+        if process.returncode is not None:
+            status = S.TerminalExitStatus(exit_code=process.returncode)
+        return S.TerminalOutputResponse(
+            output=b"".join(output).decode(), truncated=False, exit_status=status
+        )
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any):
+        process, _, pump = self.terminals[terminal_id]
+        await process.wait()
+        await pump
+        return S.WaitForTerminalExitResponse(exit_code=process.returncode)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any):
+        self.killed.append(terminal_id)
+        process, _, _ = self.terminals[terminal_id]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        return S.KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any):
+        self.released.append(terminal_id)
+        return S.ReleaseTerminalResponse()
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any):
+        self.elicitations.append((message, mode))
+        answer = self.elicitation_answers.pop(0) if self.elicitation_answers else None
+        if answer is None:
+            return S.CancelElicitationResponse(action="cancel")
+        return S.AcceptElicitationResponse(action="accept", content={"answer": answer})
 
 
 class Wire:
@@ -161,6 +251,7 @@ async def start_agent(
     env: dict[str, str] | None = None,
     script_name: str = "script.json",
     args: tuple[str, ...] = (),
+    capabilities: S.ClientCapabilities | None = None,
 ) -> AsyncIterator[Agent]:
     workspace = workspace or tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
@@ -185,7 +276,7 @@ async def start_agent(
         observers=[wire.observe],
         use_unstable_protocol=True,
     ) as (conn, process):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
         agent = Agent(conn, process, client, wire, workspace, home, script)
         yield agent
         wire.validate()
@@ -210,3 +301,26 @@ def model_requests(tmp_path: Path) -> Callable[[], list[dict]]:
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
     return read
+
+
+@pytest.fixture
+def editor_client() -> EditorRecordingClient:
+    return EditorRecordingClient()
+
+
+def editor_capabilities(
+    read: bool = True, write: bool = True, terminal: bool = True, elicitation: bool = False
+):
+    return S.ClientCapabilities(
+        fs=S.FileSystemCapabilities(read_text_file=read, write_text_file=write),
+        terminal=terminal,
+        elicitation=S.ElicitationCapabilities(form=S.ElicitationFormCapabilities())
+        if elicitation
+        else None,
+    )
+
+
+@pytest.fixture
+def capabilities():
+    """`capabilities(read=..., write=..., terminal=..., elicitation=...)` for initialize."""
+    return editor_capabilities

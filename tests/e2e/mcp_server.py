@@ -1,0 +1,34 @@
+"""A tiny MCP server for the tests (stdio): who it is, a read-only tool, a mutating one."""
+
+import os
+import sys
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+server = FastMCP("notes")
+NOTES: list[str] = []
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def whoami() -> str:
+    """The server's process id."""
+    return str(os.getpid())
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+@server.tool()
+def write_note(text: str) -> str:
+    """Store a note (changes the server's state)."""
+    NOTES.append(text)
+    return f"stored {len(NOTES)} notes"
+
+
+if __name__ == "__main__":
+    print("notes MCP server starting", file=sys.stderr)
+    server.run("stdio")
