@@ -372,7 +372,15 @@ class DeepacpAgent:
             raise RequestError(-32603, f"Internal error: {exc}") from None
         except DeepacpError as exc:
             raise RequestError(-32000, str(exc)) from None
-        return S.PromptResponse(stop_reason=stop)
+        tokens = session.last_turn_tokens
+        usage = None
+        if tokens:
+            usage = S.Usage(
+                input_tokens=tokens["input"],
+                output_tokens=tokens["output"],
+                total_tokens=tokens["input"] + tokens["output"],
+            )
+        return S.PromptResponse(stop_reason=stop, usage=usage)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)

@@ -211,6 +211,8 @@ class LiveProjection:
         self.finished: set[str] = set()
         self.interrupts: list[Any] = []
         self.last_ai: AIMessage | None = None
+        self.tokens = {"input": 0, "output": 0}
+        """Tokens over the turn's model calls, as the model reported them."""
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
         if namespace:
@@ -250,6 +252,10 @@ class LiveProjection:
             for message in messages_of(update):
                 if isinstance(message, AIMessage) and node == "model":
                     self.last_ai = message
+                    for key in self.tokens:
+                        self.tokens[key] += int(
+                            (message.usage_metadata or {}).get(f"{key}_tokens", 0)
+                        )
                     if usage_event := usage(message, self.window):
                         events.append(usage_event)
                     for call in message.tool_calls:

@@ -111,6 +111,8 @@ class Session:
         self._turn: asyncio.Task | None = None
         self._live: projection.LiveProjection | None = None
         self._cancel_requested = False
+        self.last_turn_tokens: dict[str, int] = {}
+        """Input and output tokens of the last turn's model calls."""
 
     def _backend(self) -> Any:
         scratch = self.store.scratch_dir(self.record.thread_id)
@@ -187,6 +189,7 @@ class Session:
             raise SessionBusy("a turn is already running in this session; cancel it first")
         await self.graph()  # a configuration problem is reported as itself, before the turn
         self._cancel_requested = False
+        self.last_turn_tokens = {}
         self._turn = asyncio.create_task(self._dispatch(content))
         try:
             return await self._turn
@@ -295,6 +298,7 @@ class Session:
                 break
             payload = Command(resume=await self._decide_all(live))
         self.record = self.store.update(self.record)
+        self.last_turn_tokens = dict(live.tokens)
         return projection.stop_reason(live.last_ai)
 
     async def _decide_all(self, live: projection.LiveProjection) -> dict[str, Any]:

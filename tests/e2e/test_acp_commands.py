@@ -137,7 +137,8 @@ async def test_plan_usage_and_title_on_the_wire(agent_factory) -> None:
     ]
     async with agent_factory(turns) as agent:
         session = await agent.new_session()
-        await agent.prompt(session, "Fix the flaky login test\nIt fails on CI")
+        response = await agent.prompt(session, "Fix the flaky login test\nIt fails on CI")
+        assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
         [plan] = agent.client.of(S.AgentPlanUpdate)
         assert [(e.content, e.status) for e in plan.entries] == [
             ("Read the code", "in_progress"),
