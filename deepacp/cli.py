@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
+    commands.add_parser("lsp", help="serve the Language Server Protocol on stdin/stdout")
     run = commands.add_parser("run", help="run one prompt in a terminal, headless")
     run.add_argument("prompt", help="what to ask the agent")
     run.add_argument("--cwd", help="the workspace (default: the current directory)")
@@ -60,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             from deepacp.config import ServerOptions
 
             return serve(ServerOptions(model=args.model, planning=not args.no_plan))
+        if args.command == "lsp":
+            from deepacp.lsp.server import serve as serve_lsp
+
+            return serve_lsp()
         if args.command == "demo":
             from deepacp.demo import run_demo
 

@@ -28,7 +28,12 @@ from deepacp.session.approvals import DEFAULT_MODE, MODE_IDS
 from deepacp.session.commands import available_commands
 from deepacp.session.mcp import McpServer
 from deepacp.session.store import SessionRecord, SessionStore
-from deepacp.session.workspace import SKILL_SOURCES, session_backend, watched_skill_dirs
+from deepacp.session.workspace import (
+    SKILL_SOURCES,
+    session_backend,
+    through_editor,
+    watched_skill_dirs,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -147,7 +152,7 @@ class DeepacpAgent:
                     handler,
                     resolve_model,
                     planning=self.options.planning,
-                    editor=editor if editor.useful else None,
+                    view=through_editor(editor) if editor.useful else None,
                     extra_roots=extra_roots,
                     mcp_servers=servers,
                 )

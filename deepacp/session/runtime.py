@@ -19,7 +19,6 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
-from deepacp.backends.editor import EditorClient
 from deepacp.errors import SessionBusy, TurnError
 from deepacp.events import (
     ASK_IN_CHAT,
@@ -44,7 +43,12 @@ from deepacp.session.approvals import MODE_IDS, ApprovalPolicy, Mode, permission
 from deepacp.session.ask import ASK_USER, ASKED_IN_CHAT, ask_user_tool
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.store import SessionRecord, SessionStore
-from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES, session_backend
+from deepacp.session.workspace import (
+    MEMORY_SOURCES,
+    SKILL_SOURCES,
+    WorkspaceView,
+    session_backend,
+)
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +93,7 @@ class Session:
         model_factory: Any,
         *,
         planning: bool = True,
-        editor: EditorClient | None = None,
+        view: WorkspaceView | None = None,
         extra_roots: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
     ) -> None:
@@ -99,7 +103,7 @@ class Session:
         self.model_factory = model_factory
         self.planning = planning
         self.policy = ApprovalPolicy(mode=record.mode)  # type: ignore[arg-type]
-        self._editor = editor
+        self._view = view
         self._extra_roots = tuple(extra_roots)
         self.backend = self._backend()
         self.mcp = McpServers()
@@ -120,7 +124,7 @@ class Session:
             self.record.cwd,
             scratch,
             self.store.home,
-            editor=self._editor,
+            view=self._view,
             extra_roots=self._extra_roots,
         )
 

@@ -4,7 +4,7 @@ before the harness has loaded (to list skills for slash commands)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.resources import files
 from pathlib import Path
 
@@ -38,32 +38,40 @@ def bundled_skills() -> Path:
     return Path(str(files("deepacp") / "_skills"))
 
 
+WorkspaceView = Callable[[FilesystemBackend], Backend]
+"""How a face lets the agent see the workspace: through the editor, or as an overlay."""
+
+
+def through_editor(editor: EditorClient) -> WorkspaceView:
+    return lambda disk: EditorBackend(disk, editor)
+
+
 def session_backend(
     cwd: str,
     scratch: Path,
     home: Path,
     *,
-    editor: EditorClient | None = None,
+    view: WorkspaceView | None = None,
     extra_roots: Sequence[str] = (),
 ) -> Backend:
-    """The workspace with a shell — through the editor's files and terminal when it offers
-    them — plus: extra roots (reached by their absolute paths), the session's scratch space
-    under $DEEPACP_HOME (offloaded text never lands in the project), the user's memory and
-    skills (`/user/`), and the bundled skills, read-only."""
+    """The workspace with a shell — seen through `view` (the editor's files and terminal,
+    or an overlay) — plus: extra roots (reached by their absolute paths), the session's
+    scratch space under $DEEPACP_HOME (offloaded text never lands in the project), the
+    user's memory and skills (`/user/`), and the bundled skills, read-only."""
 
-    def through_editor(backend: FilesystemBackend) -> Backend:
-        return EditorBackend(backend, editor) if editor is not None else backend
+    def seen(backend: FilesystemBackend) -> Backend:
+        return view(backend) if view is not None else backend
 
     routes: dict[str, Backend] = {}
     for root in extra_roots:
-        routes[root] = through_editor(FilesystemBackend(root))
+        routes[root] = seen(FilesystemBackend(root))
     for prefix in (LARGE_RESULTS_DIR, HISTORY_DIR):
         folder = scratch / prefix.strip("/")
         folder.mkdir(parents=True, exist_ok=True)
         routes[prefix] = FilesystemBackend(folder)
     routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
     routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), READ_ONLY)
-    return CompositeBackend(through_editor(LocalShellBackend(cwd)), routes)
+    return CompositeBackend(seen(LocalShellBackend(cwd)), routes)
 
 
 def watched_skill_dirs(cwd: str, home: Path) -> list[Path]:

@@ -1,0 +1,155 @@
+"""OverlayBackend: copy-on-write over the workspace; the agent's changes become a proposal.
+
+Reads see, in order: the agent's own changes, the editor's open documents (unsaved text),
+the disk. Writes and deletions land in memory and never touch the disk; `changes()` gives
+each changed file's text before and after, which the LSP face turns into edits the user
+reviews. Commands (when the disk backend has a shell) run on disk and do not see the
+overlay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from deepacp.backends import search
+from deepacp.backends.errors import BackendError, NotFoundError
+from deepacp.backends.filesystem import FilesystemBackend
+from deepacp.backends.protocol import (
+    MAX_TEXT_BYTES,
+    Backend,
+    Entry,
+    ExecuteResult,
+    GrepMatch,
+    OutputCallback,
+    TerminalCallback,
+)
+
+Documents = Callable[[Path], str | None]
+"""The editor's text for an open file (by absolute path), or None when it is not open."""
+
+
+class OverlayBackend(Backend):
+    def __init__(self, disk: FilesystemBackend, documents: Documents | None = None) -> None:
+        self.disk = disk
+        self.documents = documents or (lambda path: None)
+        self.can_execute = disk.can_execute
+        self._new: dict[str, str | None] = {}
+        self._base: dict[str, str | None] = {}
+
+    def workspace_path(self, path: str) -> str:
+        return self.disk.workspace_path(path)
+
+    def disk_path(self, path: str) -> Path:
+        return self.disk.disk_path(path)
+
+    def changes(self) -> dict[str, tuple[str | None, str | None]]:
+        """Workspace path -> (text the agent started from, text now); None: no file."""
+        return {p: (self._base[p], new) for p, new in self._new.items() if self._base[p] != new}
+
+    async def _current(self, relative: str) -> str | None:
+        if relative in self._new:
+            return self._new[relative]
+        real = self.disk.confined_path(relative)
+        document = self.documents(self.disk_path(relative))
+        if document is not None:
+            return document
+        if not real.exists():
+            return None
+        return await self.disk.read_text(relative)
+
+    async def read_text(self, path: str) -> str:
+        relative = self.workspace_path(path)
+        text = await self._current(relative)
+        if text is None:
+            raise NotFoundError(f"{relative}: no such file or directory")
+        return text
+
+    async def _change(self, relative: str, text: str | None) -> None:
+        if relative not in self._base:
+            self._base[relative] = await self._current(relative)
+        self._new[relative] = text
+
+    async def write_text(self, path: str, content: str) -> None:
+        relative = self.workspace_path(path)
+        if not relative:
+            raise BackendError("cannot write to the workspace root itself; give a file path")
+        if self.disk.confined_path(relative).is_dir():
+            raise BackendError(f"{relative} is a directory")
+        if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
+            raise BackendError(f"content for {relative} is larger than {MAX_TEXT_BYTES} bytes")
+        await self._change(relative, content)
+
+    async def delete(self, path: str) -> None:
+        relative = self.workspace_path(path)
+        if self.disk.confined_path(relative).is_dir():
+            raise BackendError(f"{relative} is a directory; only files can be deleted here")
+        if await self._current(relative) is None:
+            raise NotFoundError(f"{relative}: no such file or directory")
+        await self._change(relative, None)
+
+    async def ls(self, path: str = "") -> list[Entry]:
+        relative = self.workspace_path(path)
+        prefix = f"{relative}/" if relative else ""
+        entries = {
+            e.path: e for e in await self.disk.ls(path) if self._new.get(e.path, "") is not None
+        }
+        for changed, text in self._new.items():
+            if text is not None and changed.startswith(prefix):
+                name = changed[len(prefix) :].split("/", 1)[0]
+                child = prefix + name
+                is_dir = "/" in changed[len(prefix) :]
+                entries.setdefault(child, Entry(child, is_dir, None if is_dir else len(text)))
+        return sorted(entries.values(), key=lambda e: e.path)
+
+    async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
+        found = set(await self.disk.glob(pattern, path, limit=limit))
+        start = self.workspace_path(path)
+        prefix = f"{start}/" if start else ""
+        for changed, text in self._new.items():
+            if text is None:
+                found.discard(changed)
+            elif changed.startswith(prefix) and search.glob_matches(
+                pattern, changed[len(prefix) :]
+            ):
+                found.add(changed)
+        return sorted(found)[:limit]
+
+    async def grep(
+        self,
+        pattern: str,
+        path: str = "",
+        glob: str | None = None,
+        *,
+        regex: bool = False,
+        ignore_case: bool = False,
+        limit: int = 1000,
+    ) -> list[GrepMatch]:
+        """Disk results, with files the overlay or an open document holds searched as they
+        are now."""
+        on_disk = await self.disk.grep(
+            pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=limit * 2
+        )
+        start = self.workspace_path(path)
+        prefix = f"{start}/" if start else ""
+        candidates = {m.path for m in on_disk} | set(self._new)
+        matcher = search.make_matcher(pattern, regex=regex, ignore_case=ignore_case)
+        live: dict[str, str] = {}
+        for relative in candidates:
+            if relative != start and not relative.startswith(prefix):
+                continue
+            if glob and not search.filter_matches(glob, relative.removeprefix(prefix)):
+                continue
+            text = await self._current(relative)
+            if text is not None:
+                live[relative] = text
+        return search.grep_texts(live.items(), matcher, limit)
+
+    async def execute(
+        self,
+        command: str,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        on_terminal: TerminalCallback | None = None,
+    ) -> ExecuteResult:
+        return await self.disk.execute(command, timeout, on_output, on_terminal)

@@ -1,0 +1,1 @@
+"""The Language Server Protocol face: `deepacp lsp`."""
