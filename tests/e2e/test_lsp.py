@@ -321,9 +321,7 @@ async def test_cancel_stops_a_running_edit_quickly(client: LanguageClient, tmp_p
     await execute(client, "deepacp.cancel")
     result = await running
     assert result["cancelled"] is True
-    assert (
-        time.monotonic() - started < 0.2 * 5
-    )  # generous on a loaded CI machine; see the benchmark
+    assert time.monotonic() - started < 1.0  # promptly; benchmarks/lsp_latency.py measures it
 
 
 async def test_shell_commands_ask_through_show_message_request(
