@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Union
 
-import pytest
 import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
