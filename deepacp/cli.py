@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
     commands.add_parser("lsp", help="serve the Language Server Protocol on stdin/stdout")
+    commands.add_parser("doctor", help="check the set-up and print the snippet for your editor")
     run = commands.add_parser("run", help="run one prompt in a terminal, headless")
     run.add_argument("prompt", help="what to ask the agent")
     run.add_argument("--cwd", help="the workspace (default: the current directory)")
@@ -65,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             from deepacp.lsp.server import serve as serve_lsp
 
             return serve_lsp()
+        if args.command == "doctor":
+            from deepacp.doctor import run_doctor
+
+            return run_doctor(args.model)
         if args.command == "demo":
             from deepacp.demo import run_demo
 

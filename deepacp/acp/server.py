@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
-import sys
 import threading
 from concurrent.futures import Future
 
@@ -86,11 +84,9 @@ async def serve_stdio(options: ServerOptions) -> None:
 
 def serve(options: ServerOptions | None = None) -> int:
     options = options or ServerOptions()
-    logging.basicConfig(
-        level=os.environ.get("DEEPACP_LOG_LEVEL", "WARNING").upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    from deepacp.logs import configure
+
+    configure("acp")
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -430,6 +430,8 @@ async def show_diff(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
 
 
 def serve() -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from deepacp.logs import configure
+
+    configure("lsp")
     server.start_io()
     return 0

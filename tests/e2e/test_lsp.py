@@ -172,6 +172,10 @@ async def test_edit_of_an_unsaved_buffer_is_a_proposal_until_accepted(
     result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy the helpers"})
     assert result["hunks"] == 2 and result["files"] == [uri]
     assert (tmp_path / "calc.py").read_text() == DISK  # nothing touched the disk
+    [reports] = client.progress_reports.values()  # both clients declare workDoneProgress
+    kinds = [r.kind for r in reports]
+    assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
+    assert reports[0].cancellable is True
     await asyncio.sleep(0.1)
     hints = [d for d in client.diagnostics[uri] if d.source == "deepacp"]
     assert len(hints) == 2 and all(d.severity == T.DiagnosticSeverity.Hint for d in hints)
@@ -390,3 +394,17 @@ async def test_skill_files_get_lint_as_you_type(client: LanguageClient, tmp_path
     await asyncio.sleep(0.2)
     [secret] = client.diagnostics[memory]
     assert secret.range.start.line == 1 and "secret" in secret.message
+
+
+async def test_code_lenses_are_opt_in(client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    await start(client, tmp_path, EDIT_TWO_PLACES, review="lens")
+    uri = open_document(client, tmp_path / "calc.py", BUFFER)
+    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    lenses = await client.text_document_code_lens_async(
+        T.CodeLensParams(T.TextDocumentIdentifier(uri))
+    )
+    assert [lens.command.title for lens in lenses] == ["Accept", "Discard", "Accept", "Discard"]
+    accept = lenses[0].command
+    outcome = await execute(client, accept.command, *accept.arguments)
+    assert outcome["applied"] is True and result["proposal"] == accept.arguments[0]

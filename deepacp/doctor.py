@@ -1,0 +1,147 @@
+"""`deepacp doctor`: what to check when the editor says the agent failed to start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from importlib.resources import files
+from pathlib import Path
+
+from deepacp._version import __version__
+from deepacp.config import deepacp_home, load_config
+from deepacp.errors import ConfigError
+from deepacp.logs import log_path
+from deepacp.models import PROVIDERS, SCRIPTED, check_provider, split_spec
+
+PACKAGES = ("langchain", "langgraph", "agent-client-protocol", "pygls")
+EDITORS = {
+    "zed": ("Zed", "zed/settings.json", "~/.config/zed/settings.json"),
+    "jetbrains": ("a JetBrains IDE", "jetbrains/acp.json", "~/.jetbrains/acp.json"),
+    "vscode": ("VS Code", "vscode/README.md", "editors/vscode (an extension)"),
+    "neovim": ("Neovim", "neovim/README.md", "your init.lua"),
+    "emacs": ("Emacs", "emacs/deepacp.el", "your init file"),
+    "helix": ("Helix", "helix/languages.toml", "~/.config/helix/languages.toml"),
+}
+
+
+@dataclass
+class Check:
+    ok: bool
+    text: str
+
+
+def detect_editor(env: dict[str, str]) -> str | None:
+    """The editor this terminal runs in, from the variables editors set."""
+    if env.get("ZED_TERM") or env.get("TERM_PROGRAM", "").lower() == "zed":
+        return "zed"
+    if env.get("TERM_PROGRAM") == "vscode":
+        return "vscode"
+    if "JetBrains" in env.get("TERMINAL_EMULATOR", ""):
+        return "jetbrains"
+    if env.get("NVIM") or env.get("NVIM_LISTEN_ADDRESS"):
+        return "neovim"
+    if env.get("INSIDE_EMACS"):
+        return "emacs"
+    if env.get("HELIX_RUNTIME"):
+        return "helix"
+    return None
+
+
+def model_checks(flag: str | None) -> list[Check]:
+    sources = [("--model", flag), ("DEEPACP_MODEL", os.environ.get("DEEPACP_MODEL"))]
+    try:
+        sources.append(("config.toml", load_config().model))
+    except ConfigError as exc:
+        return [Check(False, str(exc))]
+    origin, spec = next(((o, s) for o, s in sources if s), (None, None))
+    if spec is None:
+        return [Check(False, "no model configured: set DEEPACP_MODEL or `model` in config.toml")]
+    checks = [Check(True, f"model {spec} (from {origin})")]
+    try:
+        provider, _ = split_spec(spec)
+        check_provider(spec)
+    except ConfigError as exc:
+        return [*checks, Check(False, str(exc))]
+    info = PROVIDERS.get(provider)
+    if info and info.key_env:
+        checks.append(Check(True, f"{info.key_env} is set (value not shown)"))
+    elif provider != SCRIPTED and info is None:
+        checks.append(
+            Check(True, f"provider {provider!r}: LangChain checks it when the model loads")
+        )
+    return checks
+
+
+def ripgrep_check() -> Check:
+    from deepacp.backends.search import ripgrep
+
+    rg = ripgrep()
+    if rg is None:
+        return Check(True, "rg not found: grep uses the (slower) pure-Python search")
+    version = subprocess.run([rg, "--version"], capture_output=True, text=True).stdout.split("\n")[
+        0
+    ]
+    return Check(True, f"{version} at {rg}")
+
+
+def home_check() -> Check:
+    home = deepacp_home()
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=home):
+            pass
+    except OSError as exc:
+        return Check(False, f"$DEEPACP_HOME {home} is not writable: {exc.strerror}")
+    return Check(True, f"$DEEPACP_HOME {home} is writable")
+
+
+def server_check() -> Check:
+    """Start `deepacp --stdio` as an editor would and time its `initialize` answer."""
+    command = [sys.executable, "-m", "deepacp", "--stdio"]
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    started = time.perf_counter()
+    try:
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write((json.dumps(request) + "\n").encode())
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline() or b"{}")
+        elapsed = (time.perf_counter() - started) * 1000
+        process.stdin.close()
+        process.wait(timeout=10)
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+        return Check(False, f"deepacp --stdio did not start: {exc}")
+    if "result" not in answer:
+        return Check(False, f"deepacp --stdio answered initialize with {answer}")
+    return Check(True, f"deepacp --stdio answers initialize ({elapsed:.0f} ms)")
+
+
+def snippet(editor: str) -> str:
+    name, relative, where = EDITORS[editor]
+    text = (files("deepacp") / "_editors" / relative).read_text(encoding="utf-8")
+    return f"You seem to be in {name}. Put this in {where}:\n\n{text}"
+
+
+def run_doctor(model_flag: str | None = None) -> int:
+    checks = [Check(sys.version_info >= (3, 11), f"Python {sys.version.split()[0]}")]
+    versions = ", ".join(f"{p} {metadata.version(p)}" for p in PACKAGES)
+    checks.append(Check(True, f"deepacp {__version__} ({versions})"))
+    checks += model_checks(model_flag)
+    checks += [ripgrep_check(), home_check(), server_check()]
+    for check in checks:
+        print(f"{'ok  ' if check.ok else 'FAIL'} {check.text}")
+    print(f"logs: {log_path()}")
+    editor = detect_editor(dict(os.environ))
+    if editor is not None:
+        print("\n" + snippet(editor))
+    else:
+        print(f"\nEditor set-up snippets: {Path(str(files('deepacp') / '_editors'))}")
+    return 0 if all(c.ok for c in checks) else 1

@@ -1,0 +1,70 @@
+"""Server logs: stderr (what the editor's log panel shows) and a rotating file under
+`$DEEPACP_HOME/logs/` (what `deepacp doctor` points to), with secrets redacted."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import re
+import sys
+from pathlib import Path
+
+from deepacp.config import deepacp_home
+
+LOG_FILE = "deepacp.log"
+_SECRET_NAMES = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+
+
+def log_path() -> Path:
+    return deepacp_home() / "logs" / LOG_FILE
+
+
+class RedactSecrets(logging.Filter):
+    """Replaces the values of secret-looking environment variables in every record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets = sorted(
+            (v for k, v in os.environ.items() if _SECRET_NAMES.search(k) and len(v) >= 8),
+            key=len,
+            reverse=True,
+        )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            message = record.getMessage()
+            if record.exc_info:
+                message += "\n" + logging.Formatter().formatException(record.exc_info)
+                record.exc_info = None
+            for secret in self.secrets:
+                message = message.replace(secret, "[redacted]")
+            record.msg, record.args = message, None
+        return True
+
+
+def configure(face: str) -> Path | None:
+    """Log to stderr and to the rotating file; returns the file's path (None if unwritable)."""
+    level = os.environ.get("DEEPACP_LOG_LEVEL", "INFO").upper()
+    root = logging.getLogger()
+    root.setLevel(level)
+    redact = RedactSecrets()
+    form = logging.Formatter(f"%(asctime)s {face} %(levelname)s %(name)s: %(message)s")
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    handlers: list[logging.Handler] = [stderr]
+    path: Path | None = log_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(
+            logging.handlers.RotatingFileHandler(
+                path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+            )
+        )
+    except OSError:
+        path = None
+    for handler in handlers:
+        handler.setFormatter(form)
+        handler.addFilter(redact)
+        root.addHandler(handler)
+    return path
