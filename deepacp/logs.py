@@ -20,16 +20,24 @@ def log_path() -> Path:
     return deepacp_home() / "logs" / LOG_FILE
 
 
+def secret_values() -> list[str]:
+    """Values of secret-looking environment variables (API keys, tokens), longest first."""
+    found = {v for k, v in os.environ.items() if _SECRET_NAMES.search(k) and len(v) >= 8}
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str] | None = None) -> str:
+    for secret in secret_values() if secrets is None else secrets:
+        text = text.replace(secret, "[redacted]")
+    return text
+
+
 class RedactSecrets(logging.Filter):
     """Replaces the values of secret-looking environment variables in every record."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.secrets = sorted(
-            (v for k, v in os.environ.items() if _SECRET_NAMES.search(k) and len(v) >= 8),
-            key=len,
-            reverse=True,
-        )
+        self.secrets = secret_values()
 
     def filter(self, record: logging.LogRecord) -> bool:
         if self.secrets:
@@ -37,9 +45,7 @@ class RedactSecrets(logging.Filter):
             if record.exc_info:
                 message += "\n" + logging.Formatter().formatException(record.exc_info)
                 record.exc_info = None
-            for secret in self.secrets:
-                message = message.replace(secret, "[redacted]")
-            record.msg, record.args = message, None
+            record.msg, record.args = redact(message, self.secrets), None
         return True
 
 

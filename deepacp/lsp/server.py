@@ -13,7 +13,7 @@ import itertools
 import logging
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 from lsprotocol import types as T
@@ -64,6 +64,9 @@ class DeepacpLanguageServer(LanguageServer):
         self.tiers: set[review.Tier] = {"diagnostics"}
         self.root: Path | None = None
         self.proposal: Proposal | None = None
+        self.last_uri: str | None = (
+            None  # the document the user last opened, changed or asked about
+        )
         self.runs: dict[str, asyncio.Task] = {}
         self._run_ids = itertools.count(1)
         self._published: set[str] = set()
@@ -111,6 +114,21 @@ class DeepacpLanguageServer(LanguageServer):
                 self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri, []))
         self._published = current
 
+    def edit_args(self, arguments: tuple[Any, ...]) -> EditArgs:
+        """Typed {uri, instruction, range?} from editor glue, or an instruction typed at a
+        prompt (Helix: `:lsp-workspace-command deepacp.edit "make it async"`), which is
+        about the document the user last worked in."""
+        if len(arguments) == 1 and isinstance(arguments[0], dict):
+            try:
+                return _CONVERTER.structure(arguments[0], EditArgs)
+            except Exception as exc:
+                raise ValueError(f"{EDIT} takes {{uri, instruction, range?}}: {exc}") from None
+        if arguments and all(isinstance(a, str) for a in arguments):
+            if self.last_uri is None:
+                raise ValueError(f"{EDIT}: open the file the instruction is about first")
+            return EditArgs(self.last_uri, " ".join(arguments))
+        raise ValueError(f"{EDIT} takes {{uri, instruction, range?}} or an instruction string")
+
     def lint(self, uri: str) -> None:
         document = self.document(uri)
         path = uris.to_fs_path(uri)
@@ -153,11 +171,13 @@ def initialize(ls: DeepacpLanguageServer, params: T.InitializeParams) -> None:
 
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: DeepacpLanguageServer, params: T.DidOpenTextDocumentParams) -> None:
+    ls.last_uri = params.text_document.uri
     ls.lint(params.text_document.uri)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: DeepacpLanguageServer, params: T.DidChangeTextDocumentParams) -> None:
+    ls.last_uri = params.text_document.uri
     ls.lint(params.text_document.uri)
     if ls.proposal is not None and params.text_document.uri in ls.proposal.files:
         ls.publish()
@@ -177,7 +197,7 @@ def hover(ls: DeepacpLanguageServer, params: T.HoverParams) -> T.Hover | None:
     T.CodeActionOptions(code_action_kinds=[T.CodeActionKind.QuickFix, T.CodeActionKind.Refactor]),
 )
 def code_action(ls: DeepacpLanguageServer, params: T.CodeActionParams) -> list[T.CodeAction]:
-    uri = params.text_document.uri
+    uri = ls.last_uri = params.text_document.uri
     actions: list[T.CodeAction] = []
     proposal = ls.proposal
     if proposal is not None and (change := proposal.files.get(uri)) is not None and change.pending:
@@ -242,9 +262,10 @@ def code_lens(ls: DeepacpLanguageServer, params: T.CodeLensParams) -> list[T.Cod
 
 
 @server.command(EDIT)
-async def edit(ls: DeepacpLanguageServer, args: EditArgs) -> dict:
+async def edit(ls: DeepacpLanguageServer, *arguments: Any) -> dict:
     from deepacp.lsp.runner import run_edit
 
+    args = ls.edit_args(arguments)
     run_id = f"run-{next(ls._run_ids)}"
     task = asyncio.create_task(run_edit(ls, run_id, args))
     ls.runs[run_id] = task

@@ -37,6 +37,7 @@ from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.skills import discover_skills
+from deepacp.logs import redact
 from deepacp.session import commands, projection
 from deepacp.session.agent import APPROVAL_DECISIONS, build_session_agent
 from deepacp.session.approvals import MODE_IDS, ApprovalPolicy, Mode, permission_options
@@ -212,7 +213,7 @@ class Session:
         except Exception as exc:
             await self._settle(FAILED_RUN)
             log.exception("turn failed in session %s", self.id)
-            raise TurnError(f"the turn failed: {type(exc).__name__}: {exc}") from exc
+            raise TurnError(redact(f"the turn failed: {type(exc).__name__}: {exc}")) from exc
         finally:
             self._turn = None
             self._live = None

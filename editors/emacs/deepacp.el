@@ -17,9 +17,15 @@
 
 (defvar deepacp-last-result nil "What the last `deepacp-edit' returned.")
 
-(defun deepacp--command (command &rest arguments)
-  (jsonrpc-request (eglot--current-server-or-lose) :workspace/executeCommand
-                   (list :command command :arguments (vconcat arguments))))
+(defun deepacp--command (command arguments &optional then)
+  "Run deepacp's COMMAND with ARGUMENTS without blocking Emacs; call THEN with the result."
+  (eglot--signal-textDocument/didChange)  ; the server must see what was just typed
+  (jsonrpc-async-request
+   (eglot--current-server-or-lose) :workspace/executeCommand
+   (list :command command :arguments (vconcat arguments))
+   :success-fn (or then #'ignore)
+   :error-fn (lambda (error) (message "deepacp: %s" (plist-get error :message)))
+   :timeout 3600))
 
 (defun deepacp-edit (instruction)
   "Ask deepacp for INSTRUCTION on this file (or the active region)."
@@ -29,19 +35,21 @@
       (setq args (plist-put args :range
                             (list :start (list :line (1- (line-number-at-pos (region-beginning))) :character 0)
                                   :end (list :line (1- (line-number-at-pos (region-end))) :character 0)))))
-    (setq deepacp-last-result (deepacp--command "deepacp.edit" args))
-    (message "deepacp: %s" (or (plist-get deepacp-last-result :summary) "done"))
-    deepacp-last-result))
+    (message "deepacp: working on it...")
+    (deepacp--command "deepacp.edit" (list args)
+                      (lambda (result)
+                        (setq deepacp-last-result result)
+                        (message "deepacp: %s" (or (plist-get result :summary) "done"))))))
 
 (defun deepacp-accept ()
   "Accept the whole last proposal (the editor applies it, showing the diff first)."
   (interactive)
-  (deepacp--command "deepacp.acceptProposal" (plist-get deepacp-last-result :proposal)))
+  (deepacp--command "deepacp.acceptProposal" (list (plist-get deepacp-last-result :proposal))))
 
 (defun deepacp-reject ()
   "Reject the last proposal."
   (interactive)
-  (deepacp--command "deepacp.rejectProposal" (plist-get deepacp-last-result :proposal)))
+  (deepacp--command "deepacp.rejectProposal" (list (plist-get deepacp-last-result :proposal))))
 
 (provide 'deepacp)
 ;;; deepacp.el ends here

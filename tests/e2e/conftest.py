@@ -220,6 +220,7 @@ class Agent:
     workspace: Path
     home: Path
     script: Path
+    info: S.InitializeResponse
 
     async def new_session(self, cwd: Path | None = None) -> str:
         response = await self.conn.new_session(cwd=str(cwd or self.workspace), mcp_servers=[])
@@ -252,7 +253,9 @@ async def start_agent(
     script_name: str = "script.json",
     args: tuple[str, ...] = (),
     capabilities: S.ClientCapabilities | None = None,
+    command: tuple[str, ...] | None = None,
 ) -> AsyncIterator[Agent]:
+    """Start the server (`command`, default `deepacp --stdio *args`) with a scripted model."""
     workspace = workspace or tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     home = home or tmp_path / "home"
@@ -265,19 +268,20 @@ async def start_agent(
         "PATH": os.environ.get("PATH", ""),
         **(env or {}),
     }
+    command = command or (DEEPACP, "--stdio", *args)
     async with spawn_agent_process(
         client,
-        DEEPACP,
-        "--stdio",
-        *args,
+        *command,
         env=full_env,
         cwd=workspace,
         transport_kwargs={"stderr": None},
         observers=[wire.observe],
         use_unstable_protocol=True,
     ) as (conn, process):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
-        agent = Agent(conn, process, client, wire, workspace, home, script)
+        info = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
+        )
+        agent = Agent(conn, process, client, wire, workspace, home, script, info)
         yield agent
         wire.validate()
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Union
 
+import pytest
 import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -408,3 +409,18 @@ async def test_code_lenses_are_opt_in(client: LanguageClient, tmp_path: Path) ->
     accept = lenses[0].command
     outcome = await execute(client, accept.command, *accept.arguments)
     assert outcome["applied"] is True and result["proposal"] == accept.arguments[0]
+
+
+async def test_an_instruction_typed_at_a_prompt_is_about_the_last_document(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    # Helix: `:lsp-workspace-command deepacp.edit "tidy the helpers"` sends one string.
+    (tmp_path / "calc.py").write_text(DISK)
+    await start(client, tmp_path, EDIT_TWO_PLACES)
+    with pytest.raises(Exception, match="open the file"):
+        await execute(client, "deepacp.edit", "tidy the helpers")
+    with pytest.raises(Exception, match="takes"):
+        await execute(client, "deepacp.edit", {"instruction": "no uri"})
+    uri = open_document(client, tmp_path / "calc.py", BUFFER)
+    result = await execute(client, "deepacp.edit", "tidy", "the", "helpers")
+    assert result["files"] == [uri] and result["hunks"] == 2

@@ -1,0 +1,288 @@
+"""editors/: every shipped snippet is parsed, and the command it names is started the way that
+editor starts it — found on the PATH, with the snippet's arguments and environment — and
+does real work. Real editors run where they are installed here (Neovim, Emacs, Node)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from deepacp._version import __version__
+from deepacp.models import PROVIDERS, split_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+EDITORS = ROOT / "editors"
+BIN = Path(sys.executable).parent  # where `pip install` put the `deepacp` command
+PATH = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+TURNS = [{"content": "Hello from deepacp."}]
+NVIM = shutil.which("nvim")
+EMACS = shutil.which("emacs")
+NPM = shutil.which("npm")
+
+
+def has_eglot() -> bool:
+    """Emacs 29 has eglot built in; Emacs 28 needs it from ELPA (Debian: elpa-eglot)."""
+    if EMACS is None:
+        return False
+    probe = [EMACS, "--batch", "-q", "--eval", "(require 'eglot)"]
+    return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
+
+
+def jsonc(text: str) -> dict:
+    """JSON with // and /* */ comments and trailing commas, as Zed and VS Code read it."""
+    token = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
+    text = token.sub(lambda m: m.group(1) or "", text)
+    return json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
+
+
+def resolve(command: str) -> str:
+    found = shutil.which(command, path=PATH)
+    assert found is not None, f"{command!r} is not on the PATH an editor would search"
+    return found
+
+
+def check_model_env(env: dict[str, str]) -> None:
+    """The snippet's model spec names a known provider, and the key variable it sets is the
+    one deepacp reads for that provider."""
+    provider, _ = split_spec(env["DEEPACP_MODEL"])
+    key = PROVIDERS[provider].key_env
+    assert key is None or key in env, f"the snippet sets {sorted(env)}, deepacp reads {key}"
+
+
+async def converse(agent_factory, command: str, args: list[str], env: dict[str, str]) -> None:
+    """Start the snippet's command as the editor would and run one turn through it."""
+    env = {k: v for k, v in env.items() if k != "DEEPACP_MODEL"}  # no provider here: scripted
+    async with agent_factory(TURNS, command=(resolve(command), *args), env=env) as agent:
+        assert agent.info.protocol_version == 1
+        assert "model-api-key" in {m.id for m in agent.info.auth_methods or []}
+        session = await agent.new_session()
+        response = await agent.prompt(session, "hi")
+        assert response.stop_reason == "end_turn"
+        assert agent.client.text(session) == "Hello from deepacp."
+
+
+# -- ACP: Zed, JetBrains, VS Code's ACP extensions -------------------------------------------
+
+
+async def test_zed_settings_snippet_starts_a_working_agent(agent_factory) -> None:
+    settings = jsonc((EDITORS / "zed" / "settings.json").read_text())
+    [(name, server)] = settings["agent_servers"].items()
+    assert name == "deepacp" and server["type"] == "custom"
+    check_model_env(server["env"])
+    await converse(agent_factory, server["command"], server["args"], server["env"])
+
+
+async def test_the_readme_zed_snippet_is_the_shipped_one() -> None:
+    readme = (ROOT / "README.md").read_text()
+    blocks = [jsonc(b) for b in re.findall(r"```json\n(.+?)\n```", readme, re.DOTALL)]
+    shipped = jsonc((EDITORS / "zed" / "settings.json").read_text())
+    assert shipped in blocks
+
+
+async def test_registry_manifest_is_valid_and_its_command_works(agent_factory) -> None:
+    manifest = json.loads((EDITORS / "zed" / "agent.json").read_text())
+    assert {"id", "name", "version", "description", "distribution"} <= set(manifest)
+    assert re.fullmatch(r"[a-z][a-z0-9-]*", manifest["id"])
+    assert manifest["version"] == __version__
+    [(kind, uvx)] = manifest["distribution"].items()
+    assert kind == "uvx"
+    # `uvx --from PACKAGE CMD ARGS`: the package pins this version and its extras exist.
+    package = re.fullmatch(
+        r"(?P<name>[a-z-]+)\[(?P<extras>[a-z,]+)\]==(?P<v>[\d.]+)", uvx["package"]
+    )
+    assert package and package["name"] == "deepacp" and package["v"] == __version__
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert set(package["extras"].split(",")) <= set(extras)
+    # The registry's icon rules: 16x16 SVG, monochrome through currentColor, no comments.
+    icon_text = (EDITORS / "zed" / "icon.svg").read_text()
+    icon = ET.fromstring(icon_text)
+    assert "<!--" not in icon_text and icon.tag.endswith("svg")
+    assert (icon.get("width"), icon.get("height")) == ("16", "16")
+    fills = {e.get(a) for e in icon.iter() for a in ("fill", "stroke") if e.get(a)}
+    assert fills and fills <= {"currentColor", "none"}
+    await converse(agent_factory, uvx["cmd"], uvx["args"], {})
+
+
+async def test_jetbrains_snippet_starts_a_working_agent(agent_factory) -> None:
+    config = json.loads((EDITORS / "jetbrains" / "acp.json").read_text())
+    server = config["agent_servers"]["deepacp"]
+    check_model_env(server["env"])
+    await converse(agent_factory, server["command"], server["args"], server["env"])
+
+
+async def test_vscode_acp_snippet_starts_a_working_agent(agent_factory) -> None:
+    readme = (EDITORS / "vscode" / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```json\n(.+?)\n```", readme, re.DOTALL) if "acp." in b]
+    server = jsonc("{" + block + "}")["acp.agents"]["deepacp"]
+    check_model_env(server["env"])
+    await converse(agent_factory, server["command"], server["args"], server["env"])
+
+
+# -- Neovim's ACP plugins: the snippets run in a real Neovim, the plugins stubbed ----------
+
+NVIM_CAPTURE = """
+local out = {}
+package.preload["avante"] = function()
+  return { setup = function(config)
+    local p = config.acp_providers[config.provider]
+    out = { command = p.command, args = p.args, env = p.env }
+  end }
+end
+package.preload["codecompanion.adapters"] = function()
+  return { extend = function(base, fields) fields.base = base; return fields end }
+end
+package.preload["codecompanion"] = function()
+  return { setup = function(config)
+    local name = config.interactions.chat.adapter
+    local a = config.adapters.acp[name]()
+    local cmd = a.commands.default
+    out = { name = a.name, base = a.base, command = cmd[1], args = { unpack(cmd, 2) },
+            env = a.env, auth_method = a.defaults.auth_method }
+  end }
+end
+local ok, err = pcall(dofile, os.getenv("SNIPPET"))
+local file = io.open(os.getenv("CAPTURE"), "w")
+file:write(ok and vim.json.encode(out) or vim.json.encode({ error = tostring(err) }))
+file:close()
+vim.cmd("qall!")
+"""
+
+
+def run_in_neovim(snippet: Path, tmp_path: Path) -> dict:
+    harness = tmp_path / "capture.lua"
+    harness.write_text(NVIM_CAPTURE)
+    capture = tmp_path / "capture.json"
+    env = {**os.environ, "SNIPPET": str(snippet), "CAPTURE": str(capture)}
+    subprocess.run(
+        [NVIM, "--headless", "-n", "-u", "NONE", "-i", "NONE", "-c", f"luafile {harness}"],
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    out = json.loads(capture.read_text())
+    assert "error" not in out, out
+    return out
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (.ci/run installs it)")
+async def test_avante_snippet_starts_a_working_agent(agent_factory, tmp_path: Path) -> None:
+    provider = run_in_neovim(EDITORS / "neovim" / "avante.lua", tmp_path)
+    env = {**provider["env"], "ANTHROPIC_API_KEY": "sk-ant-test"}  # os.getenv in the snippet
+    check_model_env(env)
+    await converse(agent_factory, provider["command"], provider["args"], env)
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (.ci/run installs it)")
+async def test_codecompanion_snippet_starts_a_working_agent(agent_factory, tmp_path) -> None:
+    adapter = run_in_neovim(EDITORS / "neovim" / "codecompanion.lua", tmp_path)
+    assert adapter["name"] == "deepacp" and adapter["auth_method"] == "model-api-key"
+    await converse(agent_factory, adapter["command"], adapter["args"], adapter["env"])
+
+
+# -- LSP: Helix, Emacs, VS Code ------------------------------------------------------------
+
+
+def test_helix_snippet_adds_deepacp_beside_each_language_server() -> None:
+    config = tomllib.loads((EDITORS / "helix" / "languages.toml").read_text())
+    server = config["language-server"]["deepacp"]
+    assert resolve(server["command"]) and server["args"] == ["lsp"]
+    assert set(server["config"]) <= {"model", "shell", "review"}  # LspOptions' keys
+    languages = {lang["name"]: lang["language-servers"] for lang in config["language"]}
+    assert {"python", "rust", "typescript", "go"} <= set(languages)
+    for servers in languages.values():  # an extra server: the usual one stays first
+        assert servers[-1] == "deepacp" and len(servers) >= 2
+
+
+def test_helix_server_answers_initialize_with_the_snippet_config() -> None:
+    server = tomllib.loads((EDITORS / "helix" / "languages.toml").read_text())["language-server"]
+    deepacp = server["deepacp"]
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"capabilities": {}, "initializationOptions": deepacp["config"]},
+    }
+    body = json.dumps(request).encode()
+    frame = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    completed = subprocess.run(
+        [resolve(deepacp["command"]), *deepacp["args"]],
+        input=frame,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "PATH": PATH},
+    )
+    header, _, payload = completed.stdout.partition(b"\r\n\r\n")
+    length = int(re.search(rb"Content-Length: (\d+)", header)[1])
+    answer = json.loads(payload[:length])
+    assert "deepacp.edit" in answer["result"]["capabilities"]["executeCommandProvider"]["commands"]
+    assert b"unknown initializationOptions" not in completed.stderr
+
+
+@pytest.mark.skipif(
+    not has_eglot(), reason="Emacs with eglot is not installed (.ci/run installs it)"
+)
+def test_emacs_snippet_edits_through_eglot_with_confirmation(tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)  # a project for eglot
+    target = workspace / "version.py"
+    target.write_text("VERSION = '1.0.0'\n")
+    script = tmp_path / "script.json"
+    edit = {"file_path": "version.py", "old_string": "1.0.0-unsaved", "new_string": "1.1.0"}
+    turns = [
+        {"tool_calls": [{"id": "e", "name": "edit_file", "args": edit}]},
+        {"content": "Bumped."},
+    ]
+    script.write_text(json.dumps({"turns": turns}))
+    result = tmp_path / "result.txt"
+    env = {
+        **os.environ,
+        "PATH": PATH,
+        "DEEPACP_HOME": str(tmp_path / "home"),
+        "DEEPACP_MODEL": f"scripted:{script}",
+        "DEEPACP_EMACS_SNIPPET": str(EDITORS / "emacs" / "deepacp.el"),
+        "DEEPACP_TEST_FILE": str(target),
+        "DEEPACP_TEST_RESULT": str(result),
+    }
+    completed = subprocess.run(
+        [EMACS, "--batch", "-q", "-l", str(ROOT / "tests" / "e2e" / "emacs_accept.el")],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    outcome = result.read_text() if result.exists() else f"no result: {completed.stderr[-2000:]}"
+    assert outcome.startswith("OK"), outcome
+    # Emacs asked before applying, the proposal was made against the unsaved buffer, and it
+    # reached the disk only when the buffer was saved.
+    assert "version.py" in outcome.split("\n", 1)[1]
+    assert target.read_text() == "VERSION = '1.1.0'\n"
+
+
+@pytest.mark.skipif(NPM is None, reason="npm is not installed")
+def test_vscode_extension_builds_and_its_helpers_pass(tmp_path: Path) -> None:
+    source = EDITORS / "vscode"
+    package = json.loads((source / "package.json").read_text())
+    extension = (source / "src" / "extension.ts").read_text()
+    for command in package["contributes"]["commands"]:
+        assert f'registerCommand("{command["command"]}"' in extension
+    copy = tmp_path / "vscode"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("node_modules", "out"))
+    for step in (["ci", "--no-audit", "--no-fund"], ["run", "compile"], ["test"]):
+        completed = subprocess.run(
+            [NPM, *step], cwd=copy, capture_output=True, text=True, timeout=600
+        )
+        assert completed.returncode == 0, f"npm {' '.join(step)}:\n{completed.stdout[-3000:]}"
+    assert (copy / "out" / "extension.js").is_file()
