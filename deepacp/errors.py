@@ -26,3 +26,7 @@ class TurnError(DeepacpError):
 
 class SessionBusy(DeepacpError):
     """A prompt arrived while the session was still running the previous one."""
+
+
+class SessionInUse(DeepacpError):
+    """The session is open in another deepacp process (another editor window, say)."""

@@ -12,7 +12,8 @@ Script file format (public and stable)::
 
 Each model call consumes the next turn; when turns run out the model answers
 `(script exhausted)`. `delay_ms` sleeps between streamed chunks. With `record`, every
-request is appended to that file as one JSON line: system prompt, messages, tool names.
+request is appended to that file as one JSON line: system prompt, messages (a tool result
+with its `tool_call_id` and `status`, "success" or "error"), tool names.
 `finish_reason` ("stop", "length", "refusal") and `error` (raise a provider error with
 that message; `error_type` "api", "rate_limit" or "context_overflow") are optional. With
 `context_window`, a request larger than the window raises a context-overflow error, as a
@@ -168,6 +169,7 @@ class ScriptedChatModel(BaseChatModel):
                 ]
             if isinstance(m, ToolMessage):
                 entry["tool_call_id"] = m.tool_call_id
+                entry["status"] = m.status
             entries.append(entry)
         names = [t.get("function", t).get("name") for t in tools if isinstance(t, dict)]
         line = json.dumps({"system": system, "messages": entries, "tools": names})

@@ -20,7 +20,7 @@ from deepacp.acp.capabilities import AUTH_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions, deepacp_home, load_config
-from deepacp.errors import DeepacpError, ModelConfigError, SessionBusy, TurnError
+from deepacp.errors import DeepacpError, ModelConfigError, SessionBusy, SessionInUse, TurnError
 from deepacp.events import Notice
 from deepacp.harness.skills import discover_skills
 from deepacp.models import check_provider, configured_spec, resolve_model
@@ -132,6 +132,7 @@ class DeepacpAgent:
     async def _open(self, record: SessionRecord) -> Session:
         session = self.sessions.get(record.id)
         if session is None:
+            self._claim(record.id)
             if self.harness_loaded is not None:  # imported in the background at start-up
                 await asyncio.wrap_future(self.harness_loaded)
             from deepacp.session.runtime import Session
@@ -159,6 +160,12 @@ class DeepacpAgent:
                 self.sessions[record.id] = session
                 self._watch_skills(session)
         return session
+
+    def _claim(self, session_id: str) -> None:
+        try:
+            self.store.claim(session_id)
+        except SessionInUse as exc:
+            raise RequestError(-32000, str(exc)) from None
 
     def _record(self, session_id: str, cwd: str | None = None) -> SessionRecord:
         record = self.store.get(session_id)
@@ -238,6 +245,7 @@ class DeepacpAgent:
         session = self.sessions.pop(session_id, None)
         if session is not None:
             await session.close()
+        self.store.release(session_id)
         return session
 
     async def new_session(
@@ -249,6 +257,7 @@ class DeepacpAgent:
         roots = _roots(cwd, additional_directories)
         spec = self._resolve_spec(None)
         record = self.store.create(str(path), DEFAULT_MODE, spec)
+        self._claim(record.id)
         self._workspaces[record.id] = (roots, to_mcp_servers(mcp_servers))
         self._spawn(self._after_start(record))
         return S.NewSessionResponse(session_id=record.id, **self._session_state(record))
@@ -313,6 +322,7 @@ class DeepacpAgent:
         request = S.DeleteSessionRequest.model_validate(params)
         record = self._record(request.session_id)
         await self._forget(record.id)
+        self._claim(record.id)
         await self.store.delete(record)
         return {}
 

@@ -1,8 +1,9 @@
 """Newline-delimited JSON-RPC over stdio, with the guards the ACP SDK lacks.
 
 Malformed frames get a JSON-RPC error (`id: null` when no id can be read) instead of
-killing the connection: invalid JSON or UTF-8 (-32700), a frame that is not an object or
-not a valid envelope (-32600), a frame over the size limit (-32600, skipped unread).
+killing the connection: invalid JSON or UTF-8 or nesting too deep to parse (-32700), a
+frame that is not an object or not a valid envelope (-32600), a frame over the size limit
+(-32600, skipped unread).
 Implements the SDK's message-level `Transport` (send / receive / close) without importing it.
 """
 
@@ -115,7 +116,11 @@ class StdioTransport:
         self._backlog.extend(messages)
 
     async def send(self, message: dict) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        try:
+            data = text.encode() + b"\n"
+        except UnicodeEncodeError:  # a lone surrogate (a client's \ud800 escape, echoed back)
+            data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
         async with self._lock:
             if self._closed:
                 raise ConnectionError("transport closed")
@@ -134,7 +139,7 @@ class StdioTransport:
                 continue
             try:
                 message = json.loads(line)
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
                 await self._reply(error_response(None, -32700, "Parse error", str(exc)[:200]))
                 continue
             if not isinstance(message, dict):

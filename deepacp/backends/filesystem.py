@@ -154,7 +154,7 @@ class FilesystemBackend(Backend):
         except FileNotFoundError:
             raise NotFoundError(f"{relative}: no such file or directory") from None
         except OSError as exc:
-            if real.is_dir():
+            if os.path.isdir(real):
                 raise BackendError(f"{relative} is a directory that is not empty") from None
             raise BackendError(f"cannot delete {relative}: {exc.strerror}") from None
 

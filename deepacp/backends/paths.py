@@ -87,4 +87,8 @@ def confine(root: Path, workspace_path: str, *, follow_final: bool = True) -> Pa
         raise PathError(
             f"{workspace_path or '.'} resolves outside the workspace (through a symlink)"
         )
+    # realpath leaves a link it cannot resolve (a loop) in place: refuse rather than guess.
+    inside = [p for p in real.parents if root in p.parents]
+    if any(p.is_symlink() for p in ([real] if follow_final else []) + inside):
+        raise PathError(f"{workspace_path}: a symbolic link loop")
     return real

@@ -67,7 +67,8 @@ async def _read_or_none(backend: Backend, path: str) -> str | None:
 
 
 def _tool(func: Any, name: str, artifact: bool = False) -> BaseTool:
-    """A StructuredTool from `func`, whose BackendErrors become error results."""
+    """A StructuredTool from `func`, whose BackendErrors (and any OS error a backend did not
+    translate, such as a name too long) become error results."""
 
     @functools.wraps(func)
     async def run(*args: Any, **kwargs: Any) -> Any:
@@ -75,6 +76,8 @@ def _tool(func: Any, name: str, artifact: bool = False) -> BaseTool:
             return await func(*args, **kwargs)
         except BackendError as exc:
             raise ToolException(str(exc)) from None
+        except OSError as exc:
+            raise ToolException(f"{name} failed: {exc.strerror or exc}") from None
 
     return StructuredTool.from_function(
         coroutine=run,

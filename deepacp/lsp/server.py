@@ -18,8 +18,9 @@ from typing import Any, Literal
 import attrs
 from lsprotocol import types as T
 from pygls import uris
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import default_converter
+from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.workspace import TextDocument
 
 from deepacp._version import __version__
@@ -56,9 +57,23 @@ class EditArgs:
     range: T.Range | None = None
 
 
+class DeepacpProtocol(LanguageServerProtocol):
+    """pygls drops a request whose params do not fit its method's types without a response,
+    so the client would wait for it forever: answer it with the error instead."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            request_id = data.get("id")
+            if "method" in data and type(request_id) in (int, str):
+                self._send_response(request_id, None, error.to_response_error())
+            raise
+
+
 class DeepacpLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("deepacp", __version__)
+        super().__init__("deepacp", __version__, protocol_cls=DeepacpProtocol)
         self.options = LspOptions()
         self.support: review.ClientSupport | None = None
         self.tiers: set[review.Tier] = {"diagnostics"}

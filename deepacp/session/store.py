@@ -1,16 +1,29 @@
 """Where sessions live: a small SQLite table of session records next to LangGraph's
-SQLite checkpoints, both under `$DEEPACP_HOME`. Survives editor and server restarts."""
+SQLite checkpoints, both under `$DEEPACP_HOME`. Survives editor and server restarts.
+
+Several server processes (editor windows) may share one home. A session is open in at most
+one of them: opening it takes an advisory lock on `locks/<id>.lock`, which the kernel
+drops when the process ends, however it ends, so a crash leaves no stale lock.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sqlite3
 import uuid
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from deepacp.errors import SessionInUse
+
+try:
+    import fcntl
+except ImportError:  # Windows: no fencing between processes
+    fcntl = None  # type: ignore[assignment]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -58,6 +71,35 @@ class SessionStore:
         self._checkpointer: Any = None
         self._checkpoint_conn: Any = None
         self._opening = asyncio.Lock()
+        self._claims: dict[str, IO[str]] = {}
+
+    def claim(self, session_id: str) -> None:
+        """Hold the session for this process, or raise `SessionInUse` if another holds it."""
+        if session_id in self._claims or fcntl is None:
+            return
+        path = self.home / "locks" / f"{session_id}.lock"
+        path.parent.mkdir(exist_ok=True)
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held while open)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            owner = handle.read().strip()
+            handle.close()
+            where = f" (pid {owner})" if owner else ""
+            raise SessionInUse(
+                f"session {session_id} is open in another deepacp process{where}; "
+                "close it there first"
+            ) from None
+        handle.truncate(0)
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._claims[session_id] = handle
+
+    def release(self, session_id: str) -> None:
+        handle = self._claims.pop(session_id, None)
+        if handle is not None:
+            handle.close()
 
     async def checkpointer(self) -> Any:
         """The shared AsyncSqliteSaver (opened on first use, once, however many sessions ask)."""
@@ -117,13 +159,18 @@ class SessionStore:
         return record
 
     async def delete(self, record: SessionRecord) -> None:
+        self.claim(record.id)
         self._db.execute("DELETE FROM sessions WHERE id = ?", (record.id,))
         self._db.commit()
         saver = await self.checkpointer()
         await saver.adelete_thread(record.thread_id)
         shutil.rmtree(self.home / "scratch" / record.thread_id, ignore_errors=True)
+        (self.home / "locks" / f"{record.id}.lock").unlink(missing_ok=True)
+        self.release(record.id)
 
     async def close(self) -> None:
+        for session_id in list(self._claims):
+            self.release(session_id)
         if self._checkpoint_conn is not None:
             await self._checkpoint_conn.close()
             self._checkpoint_conn = self._checkpointer = None

@@ -26,6 +26,9 @@ def add(a: int, b: int) -> int:
 def write_note(text: str) -> str:
     """Store a note (changes the server's state)."""
     NOTES.append(text)
+    if path := os.environ.get("NOTES_FILE"):  # lets a test see the change from outside
+        with open(path, "a", encoding="utf-8") as notes:
+            notes.write(text + "\n")
     return f"stored {len(NOTES)} notes"
 
 
