@@ -6,30 +6,17 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
-import re
 import sys
 from pathlib import Path
 
 from deepacp.config import deepacp_home
+from deepacp.secrets import redact, secret_values
 
 LOG_FILE = "deepacp.log"
-_SECRET_NAMES = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 
 def log_path() -> Path:
     return deepacp_home() / "logs" / LOG_FILE
-
-
-def secret_values() -> list[str]:
-    """Values of secret-looking environment variables (API keys, tokens), longest first."""
-    found = {v for k, v in os.environ.items() if _SECRET_NAMES.search(k) and len(v) >= 8}
-    return sorted(found, key=len, reverse=True)
-
-
-def redact(text: str, secrets: list[str] | None = None) -> str:
-    for secret in secret_values() if secrets is None else secrets:
-        text = text.replace(secret, "[redacted]")
-    return text
 
 
 class RedactSecrets(logging.Filter):
@@ -54,7 +41,7 @@ def configure(face: str) -> Path | None:
     level = os.environ.get("DEEPACP_LOG_LEVEL", "INFO").upper()
     root = logging.getLogger()
     root.setLevel(level)
-    redact = RedactSecrets()
+    redactor = RedactSecrets()
     form = logging.Formatter(f"%(asctime)s {face} %(levelname)s %(name)s: %(message)s")
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(max(logging.WARNING, logging.getLevelName(level)))
@@ -71,6 +58,6 @@ def configure(face: str) -> Path | None:
         path = None
     for handler in handlers:
         handler.setFormatter(form)
-        handler.addFilter(redact)
+        handler.addFilter(redactor)
         root.addHandler(handler)
     return path

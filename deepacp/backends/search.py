@@ -218,13 +218,18 @@ async def _run_rg(root: Path, args: list[str], limit_lines: int | None) -> tuple
     )
     assert proc.stdout is not None
     lines: list[bytes] = []
+    read_all = False
     try:
         while line := await proc.stdout.readline():
             lines.append(line)
             if limit_lines is not None and len(lines) >= limit_lines:
                 break
+        else:
+            read_all = True
     finally:
-        if proc.returncode is None:
+        # Kill only a process we stop reading: Popen.kill() polls, and a poll that reaps an
+        # exited rg before asyncio's child watcher does makes its exit code read 255.
+        if not read_all and proc.returncode is None:
             try:
                 proc.kill()
             except ProcessLookupError:

@@ -21,6 +21,7 @@ from deepacp.backends.state import StateBackend
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
+from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
 from deepacp.harness.middleware.subagents import (
     GENERAL_PURPOSE,
@@ -132,6 +133,7 @@ def _subagents(
             FilesystemMiddleware(backend),
             SummarizationMiddleware(backend),
             PatchToolCallsMiddleware(),
+            RedactSecretsMiddleware(),
         ]
         child_skills = skills if spec.skills is None else spec.skills
         context = [SkillsMiddleware(backend, child_skills)] if child_skills else []
@@ -195,6 +197,7 @@ def create_deep_agent(
         _subagents(subagents, model, tools, backend, interrupt_on, skills),  # the task tool
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
+        RedactSecretsMiddleware(),  # no environment secret in tool results or model output
     ]
     # ... then the caller's middleware, then context appended to the prompt (memory last,
     # so the stable prefix stays cacheable), then approval and planning.

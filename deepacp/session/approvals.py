@@ -81,8 +81,8 @@ class ApprovalPolicy:
         if (task := current_task_call.get()) is not None:
             self.task_of[call_id] = task
         key = rule_key(name, args)
-        if key in self.always_reject:
-            gate = True
+        if self.mode == "plan" or key in self.always_reject:
+            gate = True  # plan mode outranks "always allow": the gate refuses (sub-agents too)
         elif self.mode == "yolo" or key in self.always_allow:
             gate = False
         elif self.mode == "accept-edits":

@@ -37,7 +37,7 @@ from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.skills import discover_skills
-from deepacp.logs import redact
+from deepacp.secrets import redact
 from deepacp.session import commands, projection
 from deepacp.session.agent import APPROVAL_DECISIONS, build_session_agent
 from deepacp.session.approvals import MODE_IDS, ApprovalPolicy, Mode, permission_options
@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 
 CANCELLED = "Cancelled by the user before it finished."
 FAILED_RUN = "The run stopped with an error before this tool call finished."
+PLAN_REFUSAL = {"type": "reject", "message": "Plan mode is read-only; nothing was changed."}
 STREAM_MODES = ["messages", "updates", "custom", "tools"]
 RECURSION_LIMIT = 1000
 TITLE_CHARS = 60
@@ -332,7 +333,7 @@ class Session:
     async def _decide(self, request: dict) -> dict:
         name, args, call_id = request["name"], request.get("args") or {}, request["tool_call_id"]
         if self.policy.mode == "plan":  # a sub-agent trying to change things in plan mode
-            return {"type": "reject", "message": "Plan mode is read-only; nothing was changed."}
+            return PLAN_REFUSAL
         answer = self.policy.preset_answer(name, args)
         if answer is None:
             _, title, _ = projection.describe_call(name, args, self.backend)
@@ -346,6 +347,8 @@ class Session:
             self._cancel_requested = True
             raise asyncio.CancelledError
         self.policy.remember(name, args, answer)
+        if self.policy.mode == "plan":  # switched to plan while the question was open
+            return PLAN_REFUSAL
         if answer.startswith("allow"):
             return {"type": "approve"}
         return {"type": "reject"}

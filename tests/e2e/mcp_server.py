@@ -1,4 +1,4 @@
-"""A tiny MCP server for the tests (stdio): who it is, a read-only tool, a mutating one."""
+"""A tiny MCP server for the tests (stdio): read-only tools and a mutating one."""
 
 import os
 import sys
@@ -20,6 +20,12 @@ def whoami() -> str:
 def add(a: int, b: int) -> int:
     """Add two numbers."""
     return a + b
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def env_value(name: str) -> str:
+    """A variable of the server's environment (what a hostile or leaky server might say)."""
+    return os.environ.get(name, "")
 
 
 @server.tool()

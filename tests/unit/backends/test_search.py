@@ -90,6 +90,16 @@ async def test_rg_and_python_grep_agree(tree: Path, search: dict) -> None:
     assert with_rg == with_python
 
 
+@needs_rg
+async def test_a_regex_rg_cannot_run_falls_back_to_python_every_time(tree: Path) -> None:
+    """rg exits 2 on a lookahead; that exit code must be read right on every run (it once
+    raced with asyncio's child watcher and read 255, and the search came back empty)."""
+    expected = await grep_files(tree, "hel(?=lo)", regex=True, use_rg=False)
+    assert expected
+    for _ in range(300):
+        assert await grep_files(tree, "hel(?=lo)", regex=True, use_rg=True) == expected
+
+
 async def test_grep_skips_ignored_binary_and_git(tree: Path) -> None:
     paths = {m.path for m in await grep_files(tree, "hello", use_rg=False)}
     assert "src/app.py" in paths and "src/keep.log" in paths

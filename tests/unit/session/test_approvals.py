@@ -54,3 +54,13 @@ def test_permission_options_follow_allowed_decisions() -> None:
     )
     assert permission_options(["approve"]) == ("allow_once", "allow_always")
     assert permission_options(["reject", "respond"]) == ("reject_once", "reject_always")
+
+
+def test_plan_mode_outranks_always_allow() -> None:
+    """A sub-agent has no plan-mode middleware: the gate is what stops its edits."""
+    policy = ApprovalPolicy()
+    policy.remember("write_file", {"file_path": "a"}, "allow_always")
+    policy.remember("execute", {"command": "make"}, "allow_always")
+    policy.mode = "plan"
+    assert policy.needs_approval("w", "write_file", {"file_path": "b"})
+    assert policy.needs_approval("x", "execute", {"command": "make"})

@@ -1,0 +1,40 @@
+"""Secrets from the environment, and their redaction wherever text leaves our hands.
+
+A secret is the value (8 characters or more) of an environment variable whose name says
+key, token, secret, password or credential. Logs, error messages, tool results and model
+output are redacted, so no secret reaches the model, the session store or a memory file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+SECRET_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+MIN_LENGTH = 8
+REDACTED = "[redacted]"
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The secret values in `environ` (default: ours), longest first."""
+    environ = os.environ if environ is None else environ
+    found = {v for k, v in environ.items() if SECRET_NAMES.search(k) and len(v) >= MIN_LENGTH}
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str] | None = None) -> str:
+    for secret in secret_values() if secrets is None else secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_any(value, secrets: list[str]):
+    """`value` with every string inside it (dicts, lists, nested) redacted."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: redact_any(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_any(v, secrets) for v in value)
+    return value

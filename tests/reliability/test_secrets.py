@@ -1,0 +1,97 @@
+"""Secrets: canary API keys in the server's environment must not reach the model, the
+session store, the logs, a memory file or an error message — wherever they come from: a
+command that prints the environment, a file that holds a key, an MCP server that answers
+with one, a model that writes one into AGENTS.md, a provider error that echoes one."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from pathlib import Path
+
+import pytest
+from acp import RequestError
+from acp import schema as S
+
+MCP_SERVER = str(Path(__file__).parents[1] / "e2e" / "mcp_server.py")
+ANTHROPIC = "sk-ant-canary-" + secrets.token_hex(16)
+GITHUB = "ghp_canary" + secrets.token_hex(12)
+CANARIES = (ANTHROPIC, GITHUB)
+
+
+def leaks(data: bytes | str) -> list[str]:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return [c[:16] for c in CANARIES if c in text]
+
+
+async def test_canary_keys_never_leave_the_environment(agent_factory, model_requests, tally):
+    t = tally("secrets")
+    env_dump = (
+        "env; tr '\\0' '\\n' < /proc/$PPID/environ; echo A=$ANTHROPIC_API_KEY G=$GITHUB_TOKEN"
+    )
+    turns = [
+        {
+            "tool_calls": [
+                {"id": "env", "name": "execute", "args": {"command": env_dump}},
+                {"id": "file", "name": "read_file", "args": {"file_path": "deploy.env"}},
+                {"id": "grep", "name": "grep", "args": {"pattern": "TOKEN="}},
+                {"id": "mcp", "name": "notes_env_value", "args": {"name": "ANTHROPIC_API_KEY"}},
+            ]
+        },
+        {  # a model that learned a key anyway and tries to remember it
+            "tool_calls": [
+                {
+                    "id": "memory",
+                    "name": "write_file",
+                    "args": {"file_path": "AGENTS.md", "content": f"- deploy key: {GITHUB}\n"},
+                }
+            ],
+            "content": f"The key is {ANTHROPIC}.",
+        },
+        {"content": "done"},
+        {"error": f"401 invalid x-api-key {ANTHROPIC}"},  # a provider echoing the key
+        {"content": "still here"},
+    ]
+    env = {"ANTHROPIC_API_KEY": ANTHROPIC, "GITHUB_TOKEN": GITHUB, "DEEPACP_LOG_LEVEL": "DEBUG"}
+    async with agent_factory(turns, env=env) as agent:
+        (agent.workspace / "deploy.env").write_text(f"GITHUB_TOKEN={GITHUB}\n")
+        mcp = S.McpServerStdio(
+            name="notes",
+            command=sys.executable,
+            args=[MCP_SERVER],
+            env=[S.EnvVariable(name="ANTHROPIC_API_KEY", value=ANTHROPIC)],
+        )
+        new = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[mcp])
+        session = new.session_id
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        assert (await agent.prompt(session, "look around")).stop_reason == "end_turn"
+        with pytest.raises(RequestError) as failed:
+            await agent.prompt(session, "again")
+        error = json.dumps(failed.value.to_error_obj())
+        assert (await agent.prompt(session, "and again")).stop_reason == "end_turn"
+        home, workspace = agent.home, agent.workspace
+
+    requests = model_requests()
+    results = {
+        m["tool_call_id"]: m["content"] for m in requests[1]["messages"] if m["type"] == "tool"
+    }
+    # Each source really produced its secret, which the model saw redacted.
+    assert "G=[redacted]" in results["env"] and "ANTHROPIC_API_KEY=[redacted]" in results["env"]
+    for source in ("file", "grep", "mcp"):
+        assert "[redacted]" in results[source], (source, results[source])
+    t.record(not leaks(json.dumps(requests)), "the model saw a key")
+    t.record(not leaks(error), f"the error message: {error}")
+    assert "401 invalid x-api-key [redacted]" in error
+    stored = [p for p in home.rglob("*") if p.is_file()]
+    assert any(p.name == "checkpoints.db" for p in stored) and any(
+        p.suffix == ".log" for p in stored
+    )
+    for path in stored:
+        t.record(not leaks(path.read_bytes()), f"{path.relative_to(home)} holds a key")
+    memory = workspace / "AGENTS.md"
+    assert memory.exists(), "the memory write was made (with the key redacted)"
+    for path in workspace.rglob("*"):
+        if path.is_file() and path.name != "deploy.env":
+            t.record(not leaks(path.read_bytes()), f"{path.relative_to(workspace)} holds a key")
+    t.check()
