@@ -48,7 +48,8 @@ def configure(face: str) -> Path | None:
     handlers: list[logging.Handler] = [stderr]
     path: Path | None = log_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.mkdir(exist_ok=True)
         handlers.append(
             logging.handlers.RotatingFileHandler(
                 path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"

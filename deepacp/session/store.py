@@ -63,7 +63,7 @@ class SessionStore:
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        home.mkdir(parents=True, exist_ok=True)
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)  # conversations: the user's eyes only
         self._db = sqlite3.connect(home / "sessions.db", timeout=10, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)

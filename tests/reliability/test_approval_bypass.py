@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -263,11 +264,14 @@ def violations(world: World) -> list[str]:
     return found
 
 
+@pytest.mark.timeout(1800 if FULL else 120)  # 300 examples take minutes
 @settings(
     max_examples=300 if FULL else 12,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=not FULL,
+    # No shrinking: every example runs a real session and shrinking one took over 5 minutes;
+    # a failure prints its example as drawn.
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
 @given(plan=prompts, data=st.data())

@@ -791,6 +791,7 @@ async def test_acp_survives_a_storm_of_malformed_frames(tmp_path: Path, tally) -
             "the server exited during the storm"
         )
         rss_after = rss_mb(process.pid)
+        t.figures.update(frames=written, rss_growth_mb=round(rss_after - rss_before))
         print(
             f"{written} frames, {len(sent)} answerable; RSS {rss_before:.0f} -> {rss_after:.0f} MB"
         )
@@ -841,6 +842,7 @@ async def test_lsp_survives_a_storm_of_hostile_bodies(tmp_path: Path, tally) -> 
             "the server exited during the storm"
         )
         rss_after = rss_mb(process.pid)
+        t.figures.update(bodies=written, rss_growth_mb=round(rss_after - rss_before))
         print(
             f"{written} bodies, {len(sent)} answerable; RSS {rss_before:.0f} -> {rss_after:.0f} MB"
         )

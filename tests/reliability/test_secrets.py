@@ -1,7 +1,8 @@
 """Secrets: canary API keys in the server's environment must not reach the model, the
 session store, the logs, a memory file or an error message — wherever they come from: a
 command that prints the environment, a file that holds a key, an MCP server that answers
-with one, a model that writes one into AGENTS.md, a provider error that echoes one."""
+with one, the user's own AGENTS.md, a model that writes one into AGENTS.md, a provider
+error that echoes one."""
 
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
     env = {"ANTHROPIC_API_KEY": ANTHROPIC, "GITHUB_TOKEN": GITHUB, "DEEPACP_LOG_LEVEL": "DEBUG"}
     async with agent_factory(turns, env=env) as agent:
         (agent.workspace / "deploy.env").write_text(f"GITHUB_TOKEN={GITHUB}\n")
+        user_memory = agent.home / "AGENTS.md"  # a key the user once wrote into their memory
+        user_memory.write_text(f"- my token is {GITHUB}\n")
         mcp = S.McpServerStdio(
             name="notes",
             command=sys.executable,
@@ -77,17 +80,21 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
         m["tool_call_id"]: m["content"] for m in requests[1]["messages"] if m["type"] == "tool"
     }
     # Each source really produced its secret, which the model saw redacted.
+    assert "- my token is [redacted]" in requests[0]["system"]
     assert "G=[redacted]" in results["env"] and "ANTHROPIC_API_KEY=[redacted]" in results["env"]
     for source in ("file", "grep", "mcp"):
         assert "[redacted]" in results[source], (source, results[source])
     t.record(not leaks(json.dumps(requests)), "the model saw a key")
     t.record(not leaks(error), f"the error message: {error}")
     assert "401 invalid x-api-key [redacted]" in error
+    assert home.stat().st_mode & 0o077 == 0, "the session store is readable by other users"
     stored = [p for p in home.rglob("*") if p.is_file()]
     assert any(p.name == "checkpoints.db" for p in stored) and any(
         p.suffix == ".log" for p in stored
     )
     for path in stored:
+        if path == user_memory:
+            continue
         t.record(not leaks(path.read_bytes()), f"{path.relative_to(home)} holds a key")
     memory = workspace / "AGENTS.md"
     assert memory.exists(), "the memory write was made (with the key redacted)"

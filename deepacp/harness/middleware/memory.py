@@ -19,6 +19,7 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
 from deepacp.harness.prompts import append_to_system
+from deepacp.secrets import redact
 
 MEMORY_FILE = "AGENTS.md"
 MAX_NESTED = 20
@@ -39,8 +40,8 @@ store secrets there: no API keys, tokens, passwords or credentials."""
 
 
 def clean(text: str) -> str:
-    """Memory text without HTML comments, unable to close the block it sits in."""
-    text = _COMMENTS.sub("", text).strip()
+    """Memory text without HTML comments or secrets, unable to close the block it sits in."""
+    text = redact(_COMMENTS.sub("", text).strip())
     return text.replace("</memory", "<\\/memory").replace("</agent_memory", "<\\/agent_memory")
 
 
