@@ -42,20 +42,22 @@ def main(argv: list[str]) -> int:
             else []
         )
     areas: dict[str, dict] = defaultdict(
-        lambda: {"attempts": 0, "failures": 0, "examples": [], "figures": {}}
+        lambda: {"runs": 0, "attempts": 0, "failures": 0, "examples": [], "figures": {}}
     )
     for row in rows:
         area = areas[row.pop("area")]
         row.pop("test")
+        area["runs"] += 1  # tests, parameters or hypothesis examples that reported
         area["attempts"] += row.pop("attempts")
         area["failures"] += row.pop("failures")
         area["examples"] += row.pop("examples")
         area["figures"].update(row)
     print(f"\nreliability suite, full sizes, {elapsed:.0f} s")
-    print(f"{'area':32} {'attempts':>9} {'failures':>9}  figures")
+    print(f"{'area':38} {'runs':>5} {'attempts':>9} {'failures':>9}  figures")
     for name, area in sorted(areas.items()):
         figures = ", ".join(f"{k} {v}" for k, v in area["figures"].items())
-        print(f"{name:32} {area['attempts']:>9} {area['failures']:>9}  {figures}")
+        counts = f"{area['runs']:>5} {area['attempts']:>9} {area['failures']:>9}"
+        print(f"{name:38} {counts}  {figures}")
         for example in area["examples"][:3]:
             print(f"    {example}")
     if not areas:

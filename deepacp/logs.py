@@ -22,17 +22,13 @@ def log_path() -> Path:
 class RedactSecrets(logging.Filter):
     """Replaces the values of secret-looking environment variables in every record."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets = secret_values()
-
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
+        if secrets := secret_values():
             message = record.getMessage()
             if record.exc_info:
                 message += "\n" + logging.Formatter().formatException(record.exc_info)
                 record.exc_info = None
-            record.msg, record.args = redact(message, self.secrets), None
+            record.msg, record.args = redact(message, secrets), None
         return True
 
 

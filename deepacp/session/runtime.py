@@ -37,7 +37,7 @@ from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.skills import discover_skills
-from deepacp.secrets import redact
+from deepacp.secrets import redact, register_secrets
 from deepacp.session import commands, projection
 from deepacp.session.agent import APPROVAL_DECISIONS, build_session_agent
 from deepacp.session.approvals import MODE_IDS, ApprovalPolicy, Mode, permission_options
@@ -108,6 +108,8 @@ class Session:
         self._view = view
         self._extra_roots = tuple(extra_roots)
         self.backend = self._backend()
+        for server in mcp_servers:  # credentials for a server are secrets from us too
+            register_secrets(dict(server.env), dict(server.headers))
         self.mcp = McpServers()
         self.mcp.start(list(mcp_servers), record.cwd)
         self._graph: Any = None

@@ -1,8 +1,8 @@
-"""Secrets: canary API keys in the server's environment must not reach the model, the
-session store, the logs, a memory file or an error message — wherever they come from: a
-command that prints the environment, a file that holds a key, an MCP server that answers
-with one, the user's own AGENTS.md, a model that writes one into AGENTS.md, a provider
-error that echoes one."""
+"""Secrets: canary API keys must not reach the model, the session store, the logs, a memory
+file or an error message — wherever they come from: a command that prints the environment,
+a file that holds a key, an MCP server that answers with one (ours, or a credential the
+client gave only to that server), the user's own AGENTS.md, a model that writes one into
+AGENTS.md, a provider error that echoes one."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from acp import schema as S
 MCP_SERVER = str(Path(__file__).parents[1] / "e2e" / "mcp_server.py")
 ANTHROPIC = "sk-ant-canary-" + secrets.token_hex(16)
 GITHUB = "ghp_canary" + secrets.token_hex(12)
-CANARIES = (ANTHROPIC, GITHUB)
+SERVICE = "svc_canary" + secrets.token_hex(12)  # only in the MCP server's config, not ours
+CANARIES = (ANTHROPIC, GITHUB, SERVICE)
 
 
 def leaks(data: bytes | str) -> list[str]:
@@ -38,6 +39,7 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
                 {"id": "file", "name": "read_file", "args": {"file_path": "deploy.env"}},
                 {"id": "grep", "name": "grep", "args": {"pattern": "TOKEN="}},
                 {"id": "mcp", "name": "notes_env_value", "args": {"name": "ANTHROPIC_API_KEY"}},
+                {"id": "mcp2", "name": "notes_env_value", "args": {"name": "SERVICE_TOKEN"}},
             ]
         },
         {  # a model that learned a key anyway and tries to remember it
@@ -63,7 +65,10 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
             name="notes",
             command=sys.executable,
             args=[MCP_SERVER],
-            env=[S.EnvVariable(name="ANTHROPIC_API_KEY", value=ANTHROPIC)],
+            env=[
+                S.EnvVariable(name="ANTHROPIC_API_KEY", value=ANTHROPIC),
+                S.EnvVariable(name="SERVICE_TOKEN", value=SERVICE),
+            ],
         )
         new = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[mcp])
         session = new.session_id
@@ -82,7 +87,7 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
     # Each source really produced its secret, which the model saw redacted.
     assert "- my token is [redacted]" in requests[0]["system"]
     assert "G=[redacted]" in results["env"] and "ANTHROPIC_API_KEY=[redacted]" in results["env"]
-    for source in ("file", "grep", "mcp"):
+    for source in ("file", "grep", "mcp", "mcp2"):
         assert "[redacted]" in results[source], (source, results[source])
     t.record(not leaks(json.dumps(requests)), "the model saw a key")
     t.record(not leaks(error), f"the error message: {error}")

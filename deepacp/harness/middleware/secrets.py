@@ -1,4 +1,4 @@
-"""RedactSecretsMiddleware: no secret from the environment enters the conversation.
+"""RedactSecretsMiddleware: no secret enters the conversation.
 
 Tool results (a command that prints `env`, a file holding a key, an MCP server's answer) are
 redacted before the model reads them, and model output before it is stored or acted on, so
@@ -16,55 +16,65 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deepacp.secrets import redact_any, secret_values
 
+_AI_FIELDS = ("content", "tool_calls", "additional_kwargs")  # raw provider tool calls too
+
+
+def _tool_result(result: Any, secrets: list[str]) -> Any:
+    if not secrets or not isinstance(result, ToolMessage):
+        return result
+    content = redact_any(result.content, secrets)
+    artifact = redact_any(result.artifact, secrets)  # MCP structured content
+    if content == result.content and artifact == result.artifact:
+        return result
+    return result.model_copy(update={"content": content, "artifact": artifact})
+
+
+def _model_message(message: Any, secrets: list[str]) -> Any:
+    if not isinstance(message, AIMessage):
+        return message
+    update = {f: redact_any(getattr(message, f), secrets) for f in _AI_FIELDS}
+    if all(update[f] == getattr(message, f) for f in _AI_FIELDS):
+        return message
+    return message.model_copy(update=update)
+
+
+def _model_response(response: ModelResponse, secrets: list[str]) -> ModelResponse:
+    if not secrets:
+        return response
+    return ModelResponse(
+        result=[_model_message(m, secrets) for m in response.result],
+        structured_response=response.structured_response,
+    )
+
+
+def _redact_error(exc: Exception, secrets: list[str]) -> None:
+    """Redact a failed call's exception in place (LangGraph stores it with the run)."""
+    if secrets:
+        exc.args = redact_any(exc.args, secrets)
+        if isinstance(getattr(exc, "message", None), str):
+            exc.message = redact_any(exc.message, secrets)
+
 
 class RedactSecretsMiddleware(AgentMiddleware):
     name = "RedactSecretsMiddleware"
 
     def __init__(self, secrets: list[str] | None = None) -> None:
         super().__init__()
-        self.secrets = secret_values() if secrets is None else secrets
+        self._secrets = secrets
 
-    def _tool_result(self, result: Any) -> Any:
-        if self.secrets and isinstance(result, ToolMessage):
-            content = redact_any(result.content, self.secrets)
-            artifact = redact_any(result.artifact, self.secrets)  # MCP structured content
-            if content != result.content or artifact != result.artifact:
-                return result.model_copy(update={"content": content, "artifact": artifact})
-        return result
-
-    def _error(self, exc: Exception) -> None:
-        """Redact a failed call's exception in place (LangGraph stores it with the run)."""
-        if self.secrets:
-            exc.args = redact_any(exc.args, self.secrets)
-            if isinstance(getattr(exc, "message", None), str):
-                exc.message = redact_any(exc.message, self.secrets)
+    def secrets(self) -> list[str]:
+        """Read at every call: credentials registered after the agent was built count too."""
+        return secret_values() if self._secrets is None else self._secrets
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]
     ) -> Any:
-        return self._tool_result(handler(request))
+        return _tool_result(handler(request), self.secrets())
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
-        return self._tool_result(await handler(request))
-
-    def _message(self, message: Any) -> Any:
-        if not isinstance(message, AIMessage):
-            return message
-        fields = ("content", "tool_calls", "additional_kwargs")  # raw provider tool calls too
-        update = {f: redact_any(getattr(message, f), self.secrets) for f in fields}
-        if all(update[f] == getattr(message, f) for f in fields):
-            return message
-        return message.model_copy(update=update)
-
-    def _model_response(self, response: ModelResponse) -> ModelResponse:
-        if not self.secrets:
-            return response
-        return ModelResponse(
-            result=[self._message(m) for m in response.result],
-            structured_response=response.structured_response,
-        )
+        return _tool_result(await handler(request), self.secrets())
 
     # Model output is redacted inside the model call, before the model node stores it (a
     # later hook would leave the original in the checkpointed message log); so is a provider
@@ -73,16 +83,16 @@ class RedactSecretsMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
         try:
-            return self._model_response(handler(request))
+            return _model_response(handler(request), self.secrets())
         except Exception as exc:
-            self._error(exc)
+            _redact_error(exc, self.secrets())
             raise
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         try:
-            return self._model_response(await handler(request))
+            return _model_response(await handler(request), self.secrets())
         except Exception as exc:
-            self._error(exc)
+            _redact_error(exc, self.secrets())
             raise

@@ -1,0 +1,33 @@
+from deepacp import secrets
+from deepacp.secrets import redact, redact_any, register_secrets, secret_values
+
+
+def test_secrets_are_the_values_of_credential_variables() -> None:
+    env = {
+        "OPENAI_API_KEY": "sk-abcdefgh12345",
+        "GITHUB_TOKEN": "ghp_1234567890",
+        "DB_PASSWORD": "short",  # too short to redact safely
+        "GIT_AUTHOR_NAME": "Ada Lovelace",
+        "HOME": "/home/ada",
+    }
+    assert secret_values(env) == ["sk-abcdefgh12345", "ghp_1234567890"]
+
+
+def test_credentials_for_an_mcp_server_are_secrets_too(monkeypatch) -> None:
+    monkeypatch.setattr(secrets, "_REGISTERED", set())
+    register_secrets(
+        {"SERVICE_TOKEN": "svc-0123456789", "LOG_LEVEL": "debug-verbose"},
+        {"Authorization": "Bearer tok-0123456789", "Accept": "application/json"},
+    )
+    text = "svc-0123456789 / tok-0123456789 / debug-verbose / application/json"
+    assert redact(text, secret_values({})) == (
+        "[redacted] / [redacted] / debug-verbose / application/json"
+    )
+
+
+def test_redact_any_reaches_nested_values() -> None:
+    value = {"args": [{"content": "key=sk-abcdefgh12345"}], "n": 3}
+    assert redact_any(value, ["sk-abcdefgh12345"]) == {
+        "args": [{"content": "key=[redacted]"}],
+        "n": 3,
+    }
