@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 from deepacp.backends import search
@@ -31,26 +31,68 @@ def decode_text(data: bytes, path: str) -> str:
         ) from None
 
 
+_journal: Path | None = None
+
+
+def keep_write_journal(directory: Path) -> None:
+    """Journal every temporary file in `directory` while it exists, and first delete those a
+    killed process left behind: a SIGKILL between writing a temp file and renaming it over
+    its target would otherwise leave it in the workspace. A server calls this at start-up."""
+    global _journal
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for entry in directory.iterdir():
+        pid = entry.name.split("-", 1)[0]
+        if pid.isdigit() and _alive(int(pid)):
+            continue
+        try:
+            left = Path(entry.read_text(encoding="utf-8"))
+            if left.name.startswith(".") and left.name.endswith(".tmp"):  # ours, nothing else
+                left.unlink(missing_ok=True)
+        except OSError:
+            pass
+        entry.unlink(missing_ok=True)
+    _journal = directory
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def atomic_write(target: Path, content: str) -> None:
     """Write through a temporary file and a rename, keeping the old file's permissions."""
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_UMASK
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+    entry = None
+    if _journal is not None:  # noted before it exists, so no kill can leave it unnoted
+        entry = _journal / f"{os.getpid()}-{secrets.token_hex(8)}"
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            entry.write_text(str(tmp), encoding="utf-8")
+        except OSError:  # best effort: a journal gone missing must not stop the write
+            entry = None
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(content)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    finally:
+        if entry is not None:
+            entry.unlink(missing_ok=True)
 
 
 class FilesystemBackend(Backend):

@@ -19,6 +19,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
+from deepacp.backends.filesystem import keep_write_journal
 from deepacp.errors import SessionBusy, TurnError
 from deepacp.events import (
     ASK_IN_CHAT,
@@ -101,6 +102,7 @@ class Session:
     ) -> None:
         self.record = record
         self.store = store
+        keep_write_journal(store.home / "writes")  # and clean up after a killed process
         self.handler = handler
         self.model_factory = model_factory
         self.planning = planning

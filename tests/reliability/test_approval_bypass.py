@@ -78,14 +78,18 @@ class World:
     def workspace(self) -> Path:
         return self.root / "workspace"
 
+    def timeline(self) -> list[tuple[float, str, str]]:
+        """Events in time order; those at one time (answers in a row) in the order made."""
+        return sorted(self.events, key=lambda event: event[0])
+
     def mode(self, before: float) -> str:
-        modes = [v for when, kind, v in sorted(self.events) if kind == "mode" and when < before]
+        modes = [v for when, kind, v in self.timeline() if kind == "mode" and when < before]
         return modes[-1] if modes else "ask"
 
     def rules(self, before: float) -> tuple[set[str], set[str]]:
         allowed: set[str] = set()
         rejected: set[str] = set()
-        for when, kind, key in sorted(self.events):
+        for when, kind, key in self.timeline():
             if when < before and kind in ("allow_always", "reject_always"):
                 (allowed if kind == "allow_always" else rejected).add(key)
                 (rejected if kind == "allow_always" else allowed).discard(key)

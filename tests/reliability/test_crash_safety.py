@@ -3,9 +3,10 @@
 Every kill is followed by a fresh server on the same $DEEPACP_HOME and workspace. It must
 replay, on `session/load`, every message of the last checkpoint written before the kill
 (read independently with LangGraph's saver); both SQLite files must pass an integrity
-check; every file the turn touched must hold exactly its old or its new content, keep its
-permissions, and have no temporary file beside it (atomic_write names them `.NAME.*.tmp`);
-and the next prompt must succeed with a valid history.
+check; every file the turn touched must hold exactly its old or its new content and keep its
+permissions; once the session is loaded again no temporary file may be left (atomic_write
+names them `.NAME.*.tmp` and journals them, so a restart sweeps what a kill left); and the
+next prompt must succeed with a valid history.
 """
 
 from __future__ import annotations
@@ -147,8 +148,11 @@ def torn_files(workspace: Path, outcomes: dict[str, tuple[str | None, str]]) -> 
             problems.append(f"{name} is neither old nor new ({len(content or '')} chars)")
         if name in MODES and oct(path.stat().st_mode & 0o777) != oct(MODES[name]):
             problems.append(f"{name} has mode {oct(path.stat().st_mode & 0o777)}")
-    problems += [f"temp file left: {p.relative_to(workspace)}" for p in workspace.rglob(".*.tmp")]
     return problems
+
+
+def temp_files(workspace: Path) -> list[str]:
+    return [f"temp file left: {p.relative_to(workspace)}" for p in workspace.rglob(".*.tmp")]
 
 
 async def kill_during_turn(agent, session: str, rng: random.Random, turns: list[dict]) -> None:
@@ -172,7 +176,7 @@ async def recovery_problems(agent, session: str, expected: list, model_requests)
     """Load the killed session on a fresh server; what is wrong with what it replays and does."""
     await agent.conn.load_session(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
     replayed = replayed_rows(agent.client.updates)
-    problems = []
+    problems = temp_files(agent.workspace)  # a kill between write and rename: swept on load
     if replayed[: len(expected)] != expected:
         problems.append(f"replay lost checkpointed messages ({len(replayed)}/{len(expected)})")
     stop = (await agent.prompt(session, "are you there?")).stop_reason

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +268,32 @@ async def test_execute_reports_output_and_exit_code(run_calls, tmp_path: Path) -
     assert ok.status == "success" and ok.content == "hello\noops\n[exit code 0]"
     assert failed.status == "error" and failed.content == "failing\n[exit code 3]"
     assert slow.status == "error" and "timed out" in slow.content
+
+
+def test_temp_files_a_killed_writer_left_are_cleaned_up(tmp_path: Path, monkeypatch) -> None:
+    """SIGKILL between writing a temp file and renaming it leaves the temp file; the next
+    server's start-up deletes it (and nothing else) from the journal."""
+    from deepacp.backends import filesystem
+
+    monkeypatch.setattr(filesystem, "_journal", None)
+    journal, workspace = tmp_path / "writes", tmp_path / "workspace"
+    workspace.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs
+    left = workspace / ".app.py.1a2b3c4d.tmp"
+    left.write_text("half of the new con")
+    precious = workspace / "notes.txt"
+    precious.write_text("keep me\n")
+    journal.mkdir()
+    (journal / f"{dead.pid}-aa").write_text(str(left))
+    (journal / f"{dead.pid}-bb").write_text(str(precious))  # not a temp file: never deleted
+    (journal / f"{os.getpid()}-cc").write_text(str(workspace / ".live.py.0000.tmp"))
+
+    filesystem.keep_write_journal(journal)
+    assert not left.exists() and precious.read_text() == "keep me\n"
+    assert [p.name for p in journal.iterdir()] == [f"{os.getpid()}-cc"]  # a live writer's
+
+    filesystem.atomic_write(workspace / "app.py", "new\n")
+    assert (workspace / "app.py").read_text() == "new\n"
+    assert not any(p.name.endswith(".tmp") for p in workspace.iterdir())
+    assert [p.name for p in journal.iterdir()] == [f"{os.getpid()}-cc"]  # its entry is gone
