@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
@@ -172,9 +173,13 @@ class ScriptedChatModel(BaseChatModel):
                 entry["status"] = m.status
             entries.append(entry)
         names = [t.get("function", t).get("name") for t in tools if isinstance(t, dict)]
-        line = json.dumps({"system": system, "messages": entries, "tools": names})
-        with Path(self.record).open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        line = json.dumps({"system": system, "messages": entries, "tools": names}) + "\n"
+        with Path(self.record).open("a+b") as handle:
+            if handle.tell():  # a line a killed process left unfinished gets its own line
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    line = "\n" + line
+            handle.write(line.encode())
 
     def _tool_calls(self, turn: ScriptTurn) -> list[dict[str, Any]]:
         return [
