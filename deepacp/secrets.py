@@ -2,8 +2,8 @@
 
 A secret is the value (8 characters or more) of an environment variable whose name says
 key, token, secret, password or credential, or a credential a client gave us for an MCP
-server. Logs, error messages, tool results and model
-output are redacted, so no secret reaches the model, the session store or a memory file.
+server. Logs, error messages, tool results and model output are redacted, so no secret
+reaches the model, the session store or a memory file.
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 
 SECRET_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 MIN_LENGTH = 8
 REDACTED = "[redacted]"
-
-
 _REGISTERED: set[str] = set()
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
@@ -44,7 +43,7 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
     return text
 
 
-def redact_any(value, secrets: list[str]):
+def redact_any(value: Any, secrets: list[str]) -> Any:
     """`value` with every string inside it (dicts, lists, nested) redacted."""
     if isinstance(value, str):
         return redact(value, secrets)

@@ -37,7 +37,7 @@ _journal: Path | None = None
 def keep_write_journal(directory: Path) -> None:
     """Journal every temporary file in `directory` while it exists, and first delete those a
     killed process left behind: a SIGKILL between writing a temp file and renaming it over
-    its target would otherwise leave it in the workspace. A server calls this at start-up."""
+    its target would otherwise leave it in the workspace. Each session calls it on opening."""
     global _journal
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     for entry in directory.iterdir():

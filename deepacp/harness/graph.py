@@ -197,7 +197,7 @@ def create_deep_agent(
         _subagents(subagents, model, tools, backend, interrupt_on, skills),  # the task tool
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
-        RedactSecretsMiddleware(),  # no environment secret in tool results or model output
+        RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
     ]
     # ... then the caller's middleware, then context appended to the prompt (memory last,
     # so the stable prefix stays cacheable), then approval and planning.
