@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+from acp import schema as S
 
 from tests.e2e.conftest import (  # noqa: F401  (fixtures shared with the e2e suite)
     agent_factory,
@@ -22,11 +25,18 @@ from tests.e2e.conftest import (  # noqa: F401  (fixtures shared with the e2e su
 )
 
 FULL = os.environ.get("DEEPACP_RELIABILITY") == "full"
+MCP_SERVER = str(Path(__file__).parents[1] / "e2e" / "mcp_server.py")
 
 
 def size(default: int, full: int) -> int:
     """How many attempts a loop makes: `default` in CI, `full` for the benchmark."""
     return full if FULL else default
+
+
+def notes_server(**env: str) -> S.McpServerStdio:
+    """The test MCP server (tests/e2e/mcp_server.py) as a client passes it, with `env`."""
+    variables = [S.EnvVariable(name=k, value=v) for k, v in env.items()]
+    return S.McpServerStdio(name="notes", command=sys.executable, args=[MCP_SERVER], env=variables)
 
 
 @dataclass

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from deepacp.acp.transport import MAX_FRAME_BYTES
 from tests.e2e.conftest import DEEPACP
-from tests.reliability.conftest import FULL, size
+from tests.reliability.conftest import FULL, Tally, size
 
 SEED = int(os.environ.get("DEEPACP_FUZZ_SEED") or (random.randrange(2**32) if FULL else 2026))
 RESPONSE_TIMEOUT = 10.0
@@ -711,6 +711,29 @@ def all_answered(sent: list[Expect], replies: Replies) -> Callable[[], bool]:
     )
 
 
+async def weather(
+    process: asyncio.subprocess.Process,
+    reader: asyncio.Task,
+    replies: Replies,
+    frames: Iterator[tuple[bytes, Expect]],
+    frame: Callable[[bytes], bytes],
+    t: Tally,
+) -> int:
+    """Send the storm, record one attempt per answer owed, check the server is still up and
+    its memory bounded; how many frames were written."""
+    rss_before = rss_mb(process.pid)
+    earlier = set(replies.by_id)
+    sent, written = await send_storm(process.stdin, frames, frame)
+    await wait_until(all_answered(sent, replies))
+    check_answers(t.record, sent, replies, earlier)
+    assert process.returncode is None and not reader.done(), "the server exited during the storm"
+    rss_after = rss_mb(process.pid)
+    t.figures.update(frames=written, rss_growth_mb=round(rss_after - rss_before))
+    print(f"{written} frames, {len(sent)} answerable; RSS {rss_before:.0f} -> {rss_after:.0f} MB")
+    assert rss_after - rss_before < RSS_GROWTH_LIMIT_MB
+    return written
+
+
 async def start(args: list[str], tmp_path: Path, turns: list[dict]) -> asyncio.subprocess.Process:
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
@@ -777,26 +800,11 @@ async def test_acp_survives_a_storm_of_malformed_frames(tmp_path: Path, tally) -
         warm = await call("warm", "session/prompt", {"sessionId": session_id, "prompt": hello})
         assert warm["result"]["stopReason"] == "end_turn"
         assert said(session_id, 0) == "warmed up"
-        rss_before = rss_mb(process.pid)
-        earlier = set(replies.by_id)
-
         storm = AcpStorm(random.Random(SEED), session_id, tmp_path / "workspace")
         count = size(600, 10_000)
-        sent, written = await send_storm(
-            process.stdin, storm.frames(count), lambda body: body + b"\n"
-        )
+        frames = storm.frames(count)
+        written = await weather(process, reader, replies, frames, lambda body: body + b"\n", t)
         assert written == count + len(AcpStorm.BIG)
-        await wait_until(all_answered(sent, replies))
-        check_answers(t.record, sent, replies, earlier)
-        assert process.returncode is None and not reader.done(), (
-            "the server exited during the storm"
-        )
-        rss_after = rss_mb(process.pid)
-        t.figures.update(frames=written, rss_growth_mb=round(rss_after - rss_before))
-        print(
-            f"{written} frames, {len(sent)} answerable; RSS {rss_before:.0f} -> {rss_after:.0f} MB"
-        )
-        assert rss_after - rss_before < RSS_GROWTH_LIMIT_MB
 
         since = len(replies.notifications)
         again = await call("after", "session/prompt", {"sessionId": session_id, "prompt": hello})
@@ -830,24 +838,10 @@ async def test_lsp_survives_a_storm_of_hostile_bodies(tmp_path: Path, tally) -> 
             "init", "initialize", {"processId": None, "rootUri": root, "capabilities": {}}
         )
         await send({"method": "initialized", "params": {}})
-        rss_before = rss_mb(process.pid)
-        earlier = set(replies.by_id)
-
         storm = LspStorm(random.Random(SEED))
         count = size(150, 1000)
-        sent, written = await send_storm(process.stdin, storm.frames(count), lsp_frame)
+        written = await weather(process, reader, replies, storm.frames(count), lsp_frame, t)
         assert written == count
-        await wait_until(all_answered(sent, replies))
-        check_answers(t.record, sent, replies, earlier)
-        assert process.returncode is None and not reader.done(), (
-            "the server exited during the storm"
-        )
-        rss_after = rss_mb(process.pid)
-        t.figures.update(bodies=written, rss_growth_mb=round(rss_after - rss_before))
-        print(
-            f"{written} bodies, {len(sent)} answerable; RSS {rss_before:.0f} -> {rss_after:.0f} MB"
-        )
-        assert rss_after - rss_before < RSS_GROWTH_LIMIT_MB
 
         cancel = await call(
             "cancel", "workspace/executeCommand", {"command": "deepacp.cancel", "arguments": []}

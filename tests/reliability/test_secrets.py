@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
-from pathlib import Path
 
 import pytest
 from acp import RequestError
-from acp import schema as S
 
-MCP_SERVER = str(Path(__file__).parents[1] / "e2e" / "mcp_server.py")
+from tests.reliability.conftest import notes_server
+
 ANTHROPIC = "sk-ant-canary-" + secrets.token_hex(16)
 GITHUB = "ghp_canary" + secrets.token_hex(12)
 SERVICE = "svc_canary" + secrets.token_hex(12)  # only in the MCP server's config, not ours
@@ -61,15 +59,7 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
         (agent.workspace / "deploy.env").write_text(f"GITHUB_TOKEN={GITHUB}\n")
         user_memory = agent.home / "AGENTS.md"  # a key the user once wrote into their memory
         user_memory.write_text(f"- my token is {GITHUB}\n")
-        mcp = S.McpServerStdio(
-            name="notes",
-            command=sys.executable,
-            args=[MCP_SERVER],
-            env=[
-                S.EnvVariable(name="ANTHROPIC_API_KEY", value=ANTHROPIC),
-                S.EnvVariable(name="SERVICE_TOKEN", value=SERVICE),
-            ],
-        )
+        mcp = notes_server(ANTHROPIC_API_KEY=ANTHROPIC, SERVICE_TOKEN=SERVICE)
         new = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[mcp])
         session = new.session_id
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
