@@ -1,0 +1,103 @@
+"""Fixtures for the provider-wire tests: one server per test, and no way off this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.providers.anthropic_server import AnthropicServer
+from tests.providers.ollama_server import OllamaServer
+from tests.providers.openai_server import OpenAIServer
+
+LOCAL_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def _is_local(host: Any) -> bool:
+    if host in LOCAL_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any attempt to resolve or reach a non-loopback host (e.g. api.anthropic.com)."""
+    real_connect, real_getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def connect(sock: socket.socket, address: Any) -> Any:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_local(address[0]):
+            raise AssertionError(f"a test tried to reach {address[0]}")
+        return real_connect(sock, address)
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host is not None and not _is_local(host):
+            raise AssertionError(f"a test tried to resolve {host}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[AnthropicServer]:
+    with AnthropicServer() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def ollama_server() -> Iterator[OllamaServer]:
+    with OllamaServer() as server:
+        yield server
+
+
+@pytest.fixture
+def claude(anthropic_server: AnthropicServer) -> Callable[..., Any]:
+    """Make a real ChatAnthropic pointed at the test server, with the SDK's retries off."""
+    from langchain_anthropic import ChatAnthropic
+
+    def make(**kwargs: Any) -> ChatAnthropic:
+        kwargs.setdefault("model", "claude-sonnet-4-5")
+        kwargs.setdefault("max_retries", 0)
+        return ChatAnthropic(base_url=anthropic_server.base_url, api_key="test", **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def gpt(openai_server: OpenAIServer) -> Callable[..., Any]:
+    """Make a real ChatOpenAI pointed at the test server, with the SDK's retries off."""
+    from langchain_openai import ChatOpenAI
+
+    def make(**kwargs: Any) -> ChatOpenAI:
+        kwargs.setdefault("model", "gpt-4.1")
+        kwargs.setdefault("max_retries", 0)
+        return ChatOpenAI(base_url=f"{openai_server.base_url}/v1", api_key="test", **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def llama(ollama_server: OllamaServer) -> Callable[..., Any]:
+    """Make a real ChatOllama pointed at the test server."""
+    from langchain_ollama import ChatOllama
+
+    def make(**kwargs: Any) -> ChatOllama:
+        kwargs.setdefault("model", "llama3.2")
+        return ChatOllama(base_url=ollama_server.base_url, **kwargs)
+
+    return make
+
