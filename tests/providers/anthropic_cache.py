@@ -112,7 +112,11 @@ def render_blocks(body: dict[str, Any], turns: list[dict[str, Any]]) -> list[Blo
 
 def breakpoints(body: dict[str, Any], blocks: list[Block]) -> list[tuple[int, str]]:
     """(block index, ttl) of every breakpoint, the automatic one included."""
-    points = [(i, (b.cache_control or {}).get("ttl", "5m")) for i, b in enumerate(blocks) if b.cache_control]
+    points = [
+        (i, (b.cache_control or {}).get("ttl", "5m"))
+        for i, b in enumerate(blocks)
+        if b.cache_control
+    ]
     automatic = body.get("cache_control")
     if automatic:
         cacheable = [i for i, b in enumerate(blocks) if b.payload.get("type") not in _THINKING]

@@ -99,9 +99,13 @@ def _check_tools(body: dict[str, Any]) -> set[str]:
     if choice:
         kind = choice.get("type")
         if kind not in ("auto", "any", "tool", "none"):
-            raise InvalidRequest("tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'")
+            raise InvalidRequest(
+                "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'"
+            )
         if kind in ("any", "tool") and not tools:
-            raise InvalidRequest("tool_choice: tool_choice may only be specified while providing tools")
+            raise InvalidRequest(
+                "tool_choice: tool_choice may only be specified while providing tools"
+            )
         if kind == "tool" and choice.get("name") not in names:
             raise InvalidRequest(f"tool_choice: Tool '{choice.get('name')}' not found in tools")
     return names
@@ -202,7 +206,9 @@ def _check_tool_pairing(turns: list[dict[str, Any]], tools: set[str]) -> None:
                     "pattern '^[a-zA-Z0-9_-]+$'"
                 )
             if block["id"] in seen:
-                raise InvalidRequest(f"messages.{turn['index']}.content.{j}: `tool_use` ids must be unique")
+                raise InvalidRequest(
+                    f"messages.{turn['index']}.content.{j}: `tool_use` ids must be unique"
+                )
             seen.add(block["id"])
         following = turns[t + 1] if t + 1 < len(turns) else None
         answered = _leading_results(following) if following else set()
@@ -253,13 +259,19 @@ def _check_thinking(body: dict[str, Any], turns: list[dict[str, Any]], signer: S
             if block["type"] == "thinking" and not signer.verify(
                 block.get("thinking", ""), block["signature"]
             ):
-                raise InvalidRequest(f"{where}.content.{j}: Invalid `signature` in `thinking` block")
-            if block["type"] == "redacted_thinking" and not signer.verify_redacted(block.get("data")):
+                raise InvalidRequest(
+                    f"{where}.content.{j}: Invalid `signature` in `thinking` block"
+                )
+            if block["type"] == "redacted_thinking" and not signer.verify_redacted(
+                block.get("data")
+            ):
                 raise InvalidRequest(
                     f"{where}.content.{j}: Invalid `data` in `redacted_thinking` block"
                 )
         if turn["content"] and turn["content"][-1]["type"] == "thinking":
-            raise InvalidRequest(f"{where}: The final block in an assistant message cannot be `thinking`.")
+            raise InvalidRequest(
+                f"{where}: The final block in an assistant message cannot be `thinking`."
+            )
     if enabled:
         _check_tool_loop_starts_with_thinking(turns)
 
@@ -295,7 +307,9 @@ def _check_cache_control(body: dict[str, Any], turns: list[dict[str, Any]]) -> N
         if block.payload.get("type") in THINKING:
             raise InvalidRequest("cache_control cannot be set on thinking blocks")
         if control.get("type") != "ephemeral" or control.get("ttl", "5m") not in ("5m", "1h"):
-            raise InvalidRequest("cache_control: Input should be {'type': 'ephemeral', 'ttl': '5m' | '1h'}")
+            raise InvalidRequest(
+                "cache_control: Input should be {'type': 'ephemeral', 'ttl': '5m' | '1h'}"
+            )
     points = breakpoints(body, blocks)
     if len(points) > MAX_BREAKPOINTS:
         raise InvalidRequest(

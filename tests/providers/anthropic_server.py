@@ -29,7 +29,10 @@ from tests.providers.wire import Exchange, Failure, InvalidRequest, Reply, Step,
 ERRORS = {
     400: ("invalid_request_error", "Invalid request"),
     401: ("authentication_error", "invalid x-api-key"),
-    403: ("permission_error", "Your API key does not have permission to use the specified resource."),
+    403: (
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+    ),
     404: ("not_found_error", "Not found"),
     413: ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
     429: ("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
@@ -73,7 +76,9 @@ class AnthropicServer(WireServer):
         turns = validate(body, self.signer)
         size = total_tokens(body, turns)
         if size > self.context_window:
-            raise InvalidRequest(f"prompt is too long: {size} tokens > {self.context_window} maximum")
+            raise InvalidRequest(
+                f"prompt is too long: {size} tokens > {self.context_window} maximum"
+            )
         step = self.next_step(body)
         if isinstance(step, Failure):
             self._fail(exchange, step)
@@ -106,7 +111,11 @@ class AnthropicServer(WireServer):
 
     def _fail(self, exchange: Exchange, failure: Failure) -> None:
         kind, default = ERRORS.get(failure.status, ("api_error", "Internal server error"))
-        headers = {"x-should-retry": "true" if failure.status in (408, 409, 429) or failure.status >= 500 else "false"}
+        headers = {
+            "x-should-retry": "true"
+            if failure.status in (408, 409, 429) or failure.status >= 500
+            else "false"
+        }
         if failure.retry_after is not None:
             headers["retry-after"] = f"{failure.retry_after:g}"
         error = InvalidRequest(failure.message or default, status=failure.status, kind=kind)
@@ -124,7 +133,9 @@ class AnthropicServer(WireServer):
             blocks.append({"type": "text", "text": reply.text})
         for call in reply.tool_calls:
             call.id = call.id or f"toolu_test{next(self._ids):06d}"
-            blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.args})
+            blocks.append(
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": call.args}
+            )
         return blocks
 
     def _stream(
@@ -133,19 +144,28 @@ class AnthropicServer(WireServer):
         exchange.start_stream("text/event-stream")
         send = _sse_sender(exchange)
         start_usage = {**usage.wire(), "output_tokens": 1}
-        send({"type": "message_start", "message": {**message, "content": [], "stop_reason": None, "usage": start_usage}})
+        send(
+            {
+                "type": "message_start",
+                "message": {**message, "content": [], "stop_reason": None, "usage": start_usage},
+            }
+        )
         send({"type": "ping"})
         calls = iter(reply.tool_calls)
         for index, block in enumerate(message["content"]):
             self.pause(reply.delay)
             send({"type": "content_block_start", "index": index, "content_block": _opening(block)})
-            deltas = _deltas(block, next(calls) if block["type"] == "tool_use" else None, reply.chunk)
+            deltas = _deltas(
+                block, next(calls) if block["type"] == "tool_use" else None, reply.chunk
+            )
             for delta in deltas:
                 self.pause(reply.delay)
                 send({"type": "content_block_delta", "index": index, "delta": delta})
                 if reply.stream_error:
                     message = MESSAGES.get(reply.stream_error, "Internal server error")
-                    send({"type": "error", "error": {"type": reply.stream_error, "message": message}})
+                    send(
+                        {"type": "error", "error": {"type": reply.stream_error, "message": message}}
+                    )
                     return
             send({"type": "content_block_stop", "index": index})
         self.pause(reply.delay)
@@ -174,12 +194,16 @@ def _opening(block: dict[str, Any]) -> dict[str, Any]:
 
 def _deltas(block: dict[str, Any], call: Any, size: int) -> list[dict[str, Any]]:
     if block["type"] == "thinking":
-        pieces = [{"type": "thinking_delta", "thinking": p} for p in chunks(block["thinking"], size)]
+        pieces = [
+            {"type": "thinking_delta", "thinking": p} for p in chunks(block["thinking"], size)
+        ]
         return [*pieces, {"type": "signature_delta", "signature": block["signature"]}]
     if block["type"] == "text":
         return [{"type": "text_delta", "text": p} for p in chunks(block["text"], size)]
     if block["type"] == "tool_use":
-        return [{"type": "input_json_delta", "partial_json": p} for p in chunks(call.arguments, size)]
+        return [
+            {"type": "input_json_delta", "partial_json": p} for p in chunks(call.arguments, size)
+        ]
     return []
 
 

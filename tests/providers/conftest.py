@@ -26,24 +26,30 @@ def _is_local(host: Any) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail any attempt to resolve or reach a non-loopback host (e.g. api.anthropic.com)."""
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Refuse to resolve or reach any non-loopback host (e.g. api.anthropic.com), as a
+    connection failure the clients see, and fail the test that tried."""
+    attempts: list[str] = []
     real_connect, real_getaddrinfo = socket.socket.connect, socket.getaddrinfo
 
     def connect(sock: socket.socket, address: Any) -> Any:
         if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_local(address[0]):
-            raise AssertionError(f"a test tried to reach {address[0]}")
+            attempts.append(str(address[0]))
+            raise ConnectionRefusedError(f"the provider tests stay on loopback: {address[0]}")
         return real_connect(sock, address)
 
     def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
         if host is not None and not _is_local(host):
-            raise AssertionError(f"a test tried to resolve {host}")
+            attempts.append(str(host))
+            raise socket.gaierror(socket.EAI_NONAME, f"the provider tests stay on loopback: {host}")
         return real_getaddrinfo(host, *args, **kwargs)
 
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+    yield attempts
+    assert not attempts, f"a test tried to leave the machine: {attempts}"
 
 
 @pytest.fixture
@@ -100,4 +106,3 @@ def llama(ollama_server: OllamaServer) -> Callable[..., Any]:
         return ChatOllama(base_url=ollama_server.base_url, **kwargs)
 
     return make
-

@@ -36,7 +36,9 @@ class OllamaServer(WireServer):
         ("POST", "/api/show"): "_show",
     }
 
-    def __init__(self, script: Iterable[Step] = (), *, models: dict[str, tuple[str, ...]] | None = None) -> None:
+    def __init__(
+        self, script: Iterable[Step] = (), *, models: dict[str, tuple[str, ...]] | None = None
+    ) -> None:
         super().__init__(script)
         self.models = dict(MODELS if models is None else models)
 
@@ -47,13 +49,23 @@ class OllamaServer(WireServer):
         return super().model_requests(path or "/api/chat")
 
     def _tags(self, exchange: Exchange) -> None:
-        models = [{"name": n, "model": n, "size": 1, "digest": "0" * 64, "details": {}} for n in self.models]
+        models = [
+            {"name": n, "model": n, "size": 1, "digest": "0" * 64, "details": {}}
+            for n in self.models
+        ]
         exchange.send_json(200, {"models": models})
 
     def _show(self, exchange: Exchange) -> None:
         name = self._resolve((exchange.body or {}).get("model"))
         info = {"general.architecture": "llama", "llama.context_length": 131072}
-        exchange.send_json(200, {"details": {"format": "gguf"}, "model_info": info, "capabilities": list(self.models[name])})
+        exchange.send_json(
+            200,
+            {
+                "details": {"format": "gguf"},
+                "model_info": info,
+                "capabilities": list(self.models[name]),
+            },
+        )
 
     def _chat(self, exchange: Exchange) -> None:
         body = exchange.body
@@ -66,8 +78,12 @@ class OllamaServer(WireServer):
             exchange.record.error = step.message or "server error"
             exchange.send_json(step.status, {"error": exchange.record.error})
             return
-        prompt = sum(count(m) for m in body.get("messages") or []) + sum(count(t) for t in body.get("tools") or [])
-        generated = count(step.text + (step.thinking or "") + "".join(c.arguments for c in step.tool_calls))
+        prompt = sum(count(m) for m in body.get("messages") or []) + sum(
+            count(t) for t in body.get("tools") or []
+        )
+        generated = count(
+            step.text + (step.thinking or "") + "".join(c.arguments for c in step.tool_calls)
+        )
         exchange.record.usage = {"prompt_eval_count": prompt, "eval_count": generated}
         final = {
             "done": True,
@@ -79,7 +95,10 @@ class OllamaServer(WireServer):
             "eval_count": generated,
             "eval_duration": 500,
         }
-        head = {"model": body["model"], "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        head = {
+            "model": body["model"],
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         if body.get("stream") is False:
             message = {"role": "assistant", "content": step.text}
             if step.thinking is not None:
@@ -95,7 +114,9 @@ class OllamaServer(WireServer):
             if step.stream_error and n == 0:
                 exchange.write_chunk(_line({"error": step.stream_error}))
                 return
-        exchange.write_chunk(_line({**head, "message": {"role": "assistant", "content": ""}, **final}))
+        exchange.write_chunk(
+            _line({**head, "message": {"role": "assistant", "content": ""}, **final})
+        )
 
     def _resolve(self, model: Any) -> str:
         # API docs, model names: `name` means `name:latest`; unknown models are a 404.
@@ -123,7 +144,8 @@ def _validate(body: dict[str, Any], capabilities: tuple[str, ...], name: str) ->
             raise InvalidRequest(f"invalid role: {message.get('role')!r}")
         if not isinstance(message.get("content", ""), str):
             raise InvalidRequest(
-                "json: cannot unmarshal array into Go struct field Message.messages.content of type string"
+                "json: cannot unmarshal array into Go struct field "
+                "Message.messages.content of type string"
             )
         if not all(isinstance(i, str) for i in message.get("images") or []):
             raise InvalidRequest("illegal base64 data in images")
@@ -142,7 +164,11 @@ def _fragments(reply: Reply) -> Iterator[dict[str, Any]]:
     for piece in chunks(reply.text, reply.chunk):
         yield {"role": "assistant", "content": piece}
     if reply.tool_calls:
-        yield {"role": "assistant", "content": "", "tool_calls": [_call(c) for c in reply.tool_calls]}
+        yield {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [_call(c) for c in reply.tool_calls],
+        }
 
 
 def _call(call: Any) -> dict[str, Any]:

@@ -36,7 +36,9 @@ class PrefixCache:
     def account(self, body: dict[str, Any], units: list[Any]) -> tuple[int, int]:
         """(prompt tokens, cached tokens) of a request made of `units`; remembers its prefixes."""
         now = self.clock()
-        digest = hashlib.sha256(canonical([body.get("model"), body.get("prompt_cache_key")]).encode()).hexdigest()
+        digest = hashlib.sha256(
+            canonical([body.get("model"), body.get("prompt_cache_key")]).encode()
+        ).hexdigest()
         total, hit = 0, 0
         for unit in units:
             digest = hashlib.sha256((digest + canonical(unit)).encode()).hexdigest()

@@ -52,7 +52,11 @@ def output_items(reply: Reply, ids: Iterator[int]) -> list[dict[str, Any]]:
 
 
 def response_object(
-    body: dict[str, Any], rid: str, output: list[dict[str, Any]], usage: dict[str, Any], reply: Reply
+    body: dict[str, Any],
+    rid: str,
+    output: list[dict[str, Any]],
+    usage: dict[str, Any],
+    reply: Reply,
 ) -> dict[str, Any]:
     """The whole Response resource, as `response.completed` and non-streaming carry it."""
     truncated = reply.stop == "max_tokens"
@@ -101,16 +105,44 @@ def stream_events(response: dict[str, Any], reply: Reply) -> Iterator[dict[str, 
 def _item_events(index: int, item: dict[str, Any], size: int) -> Iterator[dict[str, Any]]:
     where = {"output_index": index, "item_id": item["id"]}
     if item["type"] == "reasoning":
-        yield {"type": "response.output_item.added", "output_index": index, "item": {**item, "summary": []}}
+        yield {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": {**item, "summary": []},
+        }
         text = item["summary"][0]["text"]
         part = {"type": "summary_text", "text": ""}
-        yield {"type": "response.reasoning_summary_part.added", **where, "summary_index": 0, "part": part}
+        yield {
+            "type": "response.reasoning_summary_part.added",
+            **where,
+            "summary_index": 0,
+            "part": part,
+        }
         for piece in chunks(text, size):
-            yield {"type": "response.reasoning_summary_text.delta", **where, "summary_index": 0, "delta": piece}
-        yield {"type": "response.reasoning_summary_text.done", **where, "summary_index": 0, "text": text}
-        yield {"type": "response.reasoning_summary_part.done", **where, "summary_index": 0, "part": {**part, "text": text}}
+            yield {
+                "type": "response.reasoning_summary_text.delta",
+                **where,
+                "summary_index": 0,
+                "delta": piece,
+            }
+        yield {
+            "type": "response.reasoning_summary_text.done",
+            **where,
+            "summary_index": 0,
+            "text": text,
+        }
+        yield {
+            "type": "response.reasoning_summary_part.done",
+            **where,
+            "summary_index": 0,
+            "part": {**part, "text": text},
+        }
     elif item["type"] == "message":
-        yield {"type": "response.output_item.added", "output_index": index, "item": {**item, "status": "in_progress", "content": []}}
+        yield {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": {**item, "status": "in_progress", "content": []},
+        }
         text = item["content"][0]["text"]
         part = {"type": "output_text", "text": "", "annotations": []}
         at = {**where, "content_index": 0}
@@ -120,8 +152,16 @@ def _item_events(index: int, item: dict[str, Any], size: int) -> Iterator[dict[s
         yield {"type": "response.output_text.done", **at, "text": text, "logprobs": []}
         yield {"type": "response.content_part.done", **at, "part": {**part, "text": text}}
     else:
-        yield {"type": "response.output_item.added", "output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}}
+        yield {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": {**item, "arguments": "", "status": "in_progress"},
+        }
         for piece in chunks(item["arguments"], size):
             yield {"type": "response.function_call_arguments.delta", **where, "delta": piece}
-        yield {"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"]}
+        yield {
+            "type": "response.function_call_arguments.done",
+            **where,
+            "arguments": item["arguments"],
+        }
     yield {"type": "response.output_item.done", "output_index": index, "item": item}

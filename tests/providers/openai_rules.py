@@ -58,7 +58,8 @@ def validate_chat(body: Any) -> None:
         role = message.get("role")
         if role not in ROLES:
             raise InvalidRequest(
-                f"Invalid value: '{role}'. Supported values are: {', '.join(repr(r) for r in ROLES)}.",
+                f"Invalid value: '{role}'. Supported values are: "
+                f"{', '.join(repr(r) for r in ROLES)}.",
                 param=f"messages.[{i}].role",
                 code="invalid_value",
             )
@@ -74,7 +75,9 @@ def validate_chat(body: Any) -> None:
                 f"response messages: {', '.join(pending)}",
                 param=f"messages.[{first}].role",
             )
-        if message.get("content") is None and not (role == "assistant" and message.get("tool_calls")):
+        if message.get("content") is None and not (
+            role == "assistant" and message.get("tool_calls")
+        ):
             raise InvalidRequest(
                 "Invalid value for 'content': expected a string, got null.",
                 param=f"messages.[{i}].content",
@@ -176,7 +179,9 @@ def validate_responses(body: Any) -> list[dict[str, Any]]:
     if isinstance(items, str):
         return [{"role": "user", "content": items}]
     if not isinstance(items, list):
-        raise InvalidRequest("Missing required parameter: 'input'.", param="input", code="missing_required_parameter")
+        raise InvalidRequest(
+            "Missing required parameter: 'input'.", param="input", code="missing_required_parameter"
+        )
     # Function-calling guide (Responses): each function_call_output answers an earlier
     # function_call with the same call_id, and every function_call gets its output.
     calls: dict[str, bool] = {}
@@ -185,16 +190,20 @@ def validate_responses(body: Any) -> list[dict[str, Any]]:
         if kind == "function_call":
             calls[item.get("call_id")] = False
             if not isinstance(item.get("arguments"), str):
-                raise InvalidRequest("Invalid type for 'input.arguments': expected a string.", param="input")
+                raise InvalidRequest(
+                    "Invalid type for 'input.arguments': expected a string.", param="input"
+                )
         elif kind == "function_call_output":
             if item.get("call_id") not in calls:
                 raise InvalidRequest(
-                    f"No tool call found for function call output with call_id {item.get('call_id')}.",
+                    "No tool call found for function call output with call_id "
+                    f"{item.get('call_id')}.",
                     param="input",
                 )
             calls[item["call_id"]] = True
     unanswered = [call_id for call_id, done in calls.items() if not done]
     if unanswered:
-        raise InvalidRequest(f"No tool output found for function call {unanswered[0]}.", param="input")
+        raise InvalidRequest(
+            f"No tool output found for function call {unanswered[0]}.", param="input"
+        )
     return items
-

@@ -31,7 +31,11 @@ ERRORS = {
     401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
     404: ("invalid_request_error", "model_not_found", "The model does not exist."),
     429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests per min (RPM)."),
-    500: ("server_error", None, "The server had an error while processing your request. Sorry about that!"),
+    500: (
+        "server_error",
+        None,
+        "The server had an error while processing your request. Sorry about that!",
+    ),
     503: ("server_error", None, "The engine is currently overloaded, please try again later."),
 }
 FINISH = {"max_tokens": "length"}
@@ -79,7 +83,9 @@ class OpenAIServer(WireServer):
             if calls:
                 message["tool_calls"] = calls
             choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-            exchange.send_json(200, {**_head(cid, body, "chat.completion"), "choices": [choice], "usage": usage})
+            exchange.send_json(
+                200, {**_head(cid, body, "chat.completion"), "choices": [choice], "usage": usage}
+            )
             return
         exchange.start_stream("text/event-stream")
         with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -88,7 +94,12 @@ class OpenAIServer(WireServer):
             self.pause(reply.delay)
             exchange.write_chunk(_sse({**head, "choices": [_choice(delta)]}))
             if reply.stream_error and n == 1:
-                error = {"message": ERRORS[500][2], "type": reply.stream_error, "param": None, "code": None}
+                error = {
+                    "message": ERRORS[500][2],
+                    "type": reply.stream_error,
+                    "param": None,
+                    "code": None,
+                }
                 exchange.write_chunk(_sse({"error": error}))
                 return
         exchange.write_chunk(_sse({**head, "choices": [_choice({}, finish)]}))
@@ -105,12 +116,16 @@ class OpenAIServer(WireServer):
             return
         reply, prompt, cached = step
         output = output_items(reply, self._ids)
-        generated = count(reply.text + (reply.thinking or "") + "".join(c.arguments for c in reply.tool_calls))
+        generated = count(
+            reply.text + (reply.thinking or "") + "".join(c.arguments for c in reply.tool_calls)
+        )
         usage = {
             "input_tokens": prompt,
             "input_tokens_details": {"cached_tokens": cached},
             "output_tokens": generated,
-            "output_tokens_details": {"reasoning_tokens": count(reply.thinking) if reply.thinking else 0},
+            "output_tokens_details": {
+                "reasoning_tokens": count(reply.thinking) if reply.thinking else 0
+            },
             "total_tokens": prompt + generated,
         }
         exchange.record.usage = usage
@@ -130,17 +145,22 @@ class OpenAIServer(WireServer):
         if size > self.context_window:
             raise InvalidRequest(
                 f"This model's maximum context length is {self.context_window} tokens. However, "
-                f"your messages resulted in {size} tokens. Please reduce the length of the messages.",
+                f"your messages resulted in {size} tokens. Please reduce the length of the "
+                "messages.",
                 param="messages",
                 code="context_length_exceeded",
             )
         step = self.next_step(body)
         if isinstance(step, Failure):
             kind, code, default = ERRORS.get(step.status, ERRORS[500])
-            headers = {"x-should-retry": "true" if step.status == 429 or step.status >= 500 else "false"}
+            headers = {
+                "x-should-retry": "true" if step.status == 429 or step.status >= 500 else "false"
+            }
             if step.retry_after is not None:
                 headers["retry-after"] = f"{step.retry_after:g}"
-            error = InvalidRequest(step.message or default, status=step.status, kind=kind, code=code)
+            error = InvalidRequest(
+                step.message or default, status=step.status, kind=kind, code=code
+            )
             exchange.record.error = error.message
             exchange.send_json(step.status, self.error_body(error), headers)
             return None
@@ -149,11 +169,21 @@ class OpenAIServer(WireServer):
 
     def _tool_call(self, call: Any) -> dict[str, Any]:
         call.id = call.id or f"call_test{next(self._ids):06d}"
-        return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+        return {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments},
+        }
 
 
 def _head(cid: str, body: dict[str, Any], kind: str) -> dict[str, Any]:
-    return {"id": cid, "object": kind, "created": int(time.time()), "model": body["model"], "system_fingerprint": None}
+    return {
+        "id": cid,
+        "object": kind,
+        "created": int(time.time()),
+        "model": body["model"],
+        "system_fingerprint": None,
+    }
 
 
 def _choice(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

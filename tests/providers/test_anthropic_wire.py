@@ -46,14 +46,21 @@ def test_invoke_without_streaming_gets_the_whole_message(anthropic_server, claud
 
 async def test_streamed_tool_call_is_parsed_and_its_result_is_accepted(anthropic_server, claude):
     anthropic_server.add(
-        Reply(text="Reading it.", tool_calls=[ToolCall("read_file", {"path": "src/app.py"})], chunk=4),
+        Reply(
+            text="Reading it.", tool_calls=[ToolCall("read_file", {"path": "src/app.py"})], chunk=4
+        ),
         Reply(text="It defines main()."),
     )
     model = claude().bind_tools([read_file])
     history = [HumanMessage("What is in src/app.py?")]
     first = await collect(model, history)
     assert first.tool_calls == [
-        {"name": "read_file", "args": {"path": "src/app.py"}, "id": first.tool_calls[0]["id"], "type": "tool_call"}
+        {
+            "name": "read_file",
+            "args": {"path": "src/app.py"},
+            "id": first.tool_calls[0]["id"],
+            "type": "tool_call",
+        }
     ]
     assert first.response_metadata["stop_reason"] == "tool_use"
     history += [first, ToolMessage("def main(): ...", tool_call_id=first.tool_calls[0]["id"])]
@@ -78,7 +85,10 @@ async def test_parallel_tool_results_go_back_in_one_user_turn(anthropic_server, 
 
 async def test_thinking_and_its_signature_survive_a_tool_call(anthropic_server, claude):
     anthropic_server.add(
-        Reply(thinking="The user wants the file; read it first.", tool_calls=[ToolCall("read_file", {"path": "a.py"})]),
+        Reply(
+            thinking="The user wants the file; read it first.",
+            tool_calls=[ToolCall("read_file", {"path": "a.py"})],
+        ),
         Reply(thinking="Now answer.", text="Done."),
     )
     model = claude(**THINKING).bind_tools([read_file])
@@ -96,19 +106,29 @@ async def test_thinking_and_its_signature_survive_a_tool_call(anthropic_server, 
 
 async def test_redacted_thinking_goes_back_opaque(anthropic_server, claude):
     anthropic_server.add(
-        Reply(thinking="visible part", redacted_thinking=True, tool_calls=[ToolCall("read_file", {"path": "a.py"})]),
+        Reply(
+            thinking="visible part",
+            redacted_thinking=True,
+            tool_calls=[ToolCall("read_file", {"path": "a.py"})],
+        ),
         Reply(text="ok"),
     )
     model = claude(**THINKING).bind_tools([read_file])
     first = await collect(model, [HumanMessage("Read a.py")])
-    history = [HumanMessage("Read a.py"), first, ToolMessage("x", tool_call_id=first.tool_calls[0]["id"])]
+    history = [
+        HumanMessage("Read a.py"),
+        first,
+        ToolMessage("x", tool_call_id=first.tool_calls[0]["id"]),
+    ]
     assert (await collect(model, history)).text == "ok"
     kinds = [b["type"] for b in anthropic_server.model_requests()[1].body["messages"][1]["content"]]
     assert kinds == ["thinking", "redacted_thinking", "tool_use"]
 
 
 async def test_usage_reports_cache_writes_then_reads(anthropic_server, claude):
-    system = SystemMessage([{"type": "text", "text": "Rules. " * 1000, "cache_control": {"type": "ephemeral"}}])
+    system = SystemMessage(
+        [{"type": "text", "text": "Rules. " * 1000, "cache_control": {"type": "ephemeral"}}]
+    )
     anthropic_server.add(Reply(text="one"), Reply(text="two"))
     model = claude()
     first = await collect(model, [system, HumanMessage("first question")])
@@ -117,11 +137,19 @@ async def test_usage_reports_cache_writes_then_reads(anthropic_server, claude):
     # ChatAnthropic reports writes per lifetime (5m / 1h) when the API breaks them down.
     assert wrote["input_token_details"]["ephemeral_5m_input_tokens"] > 1024
     assert wrote["input_token_details"]["cache_read"] == 0
-    assert read["input_token_details"]["cache_read"] == wrote["input_token_details"]["ephemeral_5m_input_tokens"]
+    assert (
+        read["input_token_details"]["cache_read"]
+        == wrote["input_token_details"]["ephemeral_5m_input_tokens"]
+    )
     assert read["input_token_details"]["ephemeral_5m_input_tokens"] == 0
     for usage, reported in zip((wrote, read), anthropic_server.usages(), strict=True):
         uncached = reported["input_tokens"]
-        assert usage["input_tokens"] == uncached + reported["cache_read_input_tokens"] + reported["cache_creation_input_tokens"]
+        assert (
+            usage["input_tokens"]
+            == uncached
+            + reported["cache_read_input_tokens"]
+            + reported["cache_creation_input_tokens"]
+        )
 
 
 async def test_truncated_tool_call_ends_with_max_tokens(anthropic_server, claude):
@@ -141,7 +169,9 @@ async def test_truncated_tool_call_ends_with_max_tokens(anthropic_server, claude
         (Failure(500), anthropic.InternalServerError, "api_error"),
     ],
 )
-async def test_http_errors_surface_as_the_sdk_error_types(anthropic_server, claude, failure, client_error, error_type):
+async def test_http_errors_surface_as_the_sdk_error_types(
+    anthropic_server, claude, failure, client_error, error_type
+):
     anthropic_server.add(failure)
     with pytest.raises(client_error) as raised:
         await collect(claude(), [HumanMessage("hi")])
@@ -169,7 +199,9 @@ async def test_mid_stream_error_event_raises_after_the_first_delta(anthropic_ser
     assert raised.value.body["error"]["type"] == "overloaded_error"
 
 
-def test_the_sdk_waits_for_retry_after_and_the_server_counts_both_requests(anthropic_server, claude):
+def test_the_sdk_waits_for_retry_after_and_the_server_counts_both_requests(
+    anthropic_server, claude
+):
     anthropic_server.add(Failure(429, retry_after=1), Reply(text="after the wait"))
     message = claude(max_retries=1).invoke("hi")
     assert message.text == "after the wait"

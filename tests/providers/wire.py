@@ -229,7 +229,9 @@ class WireServer:
         try:
             name = self.routes.get((method, path))
             if name is None:
-                raise InvalidRequest(f"Not found: {method} {path}", status=404, kind="not_found_error")
+                raise InvalidRequest(
+                    f"Not found: {method} {path}", status=404, kind="not_found_error"
+                )
             try:
                 record.body = json.loads(raw) if raw else None
             except json.JSONDecodeError as exc:
