@@ -3,6 +3,8 @@ errors and retries, as a user of the client library sees them."""
 
 from __future__ import annotations
 
+import asyncio
+
 import anthropic
 import pytest
 from langchain_core.exceptions import ContextOverflowError
@@ -212,3 +214,16 @@ def test_the_sdk_waits_for_retry_after_and_the_server_counts_both_requests(
 
 def test_count_tokens_endpoint(anthropic_server, claude):
     assert claude().get_num_tokens_from_messages([HumanMessage("a" * 400)]) > 100
+
+
+async def test_a_client_that_stops_reading_mid_stream_is_seen_as_gone(anthropic_server, claude):
+    anthropic_server.add(Reply(text="a long answer " * 20, chunk=4, delay=0.02))
+    async for chunk in claude().astream("hi"):
+        if chunk.text:
+            break  # what cancelling a turn does to the stream
+    request = anthropic_server.model_requests()[0]
+    for _ in range(500):
+        if request.disconnected:
+            break
+        await asyncio.sleep(0.01)
+    assert request.disconnected
