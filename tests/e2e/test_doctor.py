@@ -52,7 +52,16 @@ def test_no_model_fails_and_says_what_to_set(tmp_path: Path) -> None:
 
 
 def test_missing_provider_package_names_the_extra(tmp_path: Path) -> None:
-    result = doctor(tmp_path, DEEPACP_MODEL="anthropic:claude-sonnet-4-5", ANTHROPIC_API_KEY=CANARY)
+    site = tmp_path / "site"  # hides the extra, which the test extra installs
+    site.mkdir()
+    hide = "import sys\nsys.modules['langchain_anthropic'] = None\n"
+    (site / "sitecustomize.py").write_text(hide)
+    result = doctor(
+        tmp_path,
+        DEEPACP_MODEL="anthropic:claude-sonnet-4-5",
+        ANTHROPIC_API_KEY=CANARY,
+        PYTHONPATH=str(site),
+    )
     assert result.returncode == 1
     assert "pip install 'deepacp[anthropic]'" in result.stdout
     assert CANARY not in result.stdout + result.stderr

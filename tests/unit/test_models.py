@@ -1,4 +1,5 @@
 import importlib.util
+import sys
 
 import pytest
 
@@ -35,10 +36,8 @@ def test_malformed_spec(spec: str) -> None:
         resolve_model(spec)
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("langchain_anthropic") is not None, reason="extra installed"
-)
-def test_missing_provider_package_names_the_extra() -> None:
+def test_missing_provider_package_names_the_extra(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_anthropic", None)  # as if the extra were absent
     with pytest.raises(ModelConfigError, match=r"pip install 'deepacp\[anthropic\]'"):
         resolve_model("anthropic:claude-sonnet-4-5")
 
