@@ -18,22 +18,25 @@ from typing import Any, Literal
 import attrs
 from lsprotocol import types as T
 from pygls import uris
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.workspace import TextDocument
 
 from deepacp._version import __version__
-from deepacp.lsp import review
+from deepacp.errors import DeepacpError
+from deepacp.lsp import edits, review
+from deepacp.lsp.arguments import EDIT, BadRequest, edit_target, parse_edit_args
+from deepacp.lsp.capabilities import ClientSupport, Tier, client_support, review_tiers
 from deepacp.lsp.lint import lint
-from deepacp.lsp.proposal import FileChange, Proposal
+from deepacp.lsp.proposal import Proposal
 
 log = logging.getLogger(__name__)
 
-EDIT = "deepacp.edit"
 CANCEL = "deepacp.cancel"
 INSTRUCTION = re.compile(r"(?:#|//|--|;|/\*|<!--|\*)\s*deepacp:\s*(?P<text>.+?)\s*(?:\*/|-->)?\s*$")
 _CONVERTER = default_converter()
+REQUEST_FAILED = -32803
 SHELL_CHOICES = {
     "Allow once": "allow_once",
     "Always for this session": "allow_always",
@@ -48,13 +51,6 @@ class LspOptions:
     model: str | None = None
     shell: Literal["ask", "allow", "deny"] = "ask"
     review: Literal["auto", "diagnostics", "annotated", "lens"] = "auto"
-
-
-@attrs.define
-class EditArgs:
-    uri: str
-    instruction: str
-    range: T.Range | None = None
 
 
 class DeepacpProtocol(LanguageServerProtocol):
@@ -75,9 +71,10 @@ class DeepacpLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("deepacp", __version__, protocol_cls=DeepacpProtocol)
         self.options = LspOptions()
-        self.support: review.ClientSupport | None = None
-        self.tiers: set[review.Tier] = {"diagnostics"}
-        self.root: Path | None = None
+        self.support: ClientSupport | None = None
+        self.tiers: set[Tier] = {"diagnostics"}
+        self.roots: list[Path] = []
+        """The workspace folders; a file outside all of them is refused."""
         self.proposal: Proposal | None = None
         self.last_uri: str | None = (
             None  # the document the user last opened, changed or asked about
@@ -100,8 +97,16 @@ class DeepacpLanguageServer(LanguageServer):
                 return document.source
         return None
 
-    def documents_for(self, proposal: Proposal) -> review.Documents:
-        out: review.Documents = {}
+    def display_name(self, path: str) -> str:
+        """A file's name to show the user: relative to its workspace folder."""
+        resolved = Path(path).resolve()
+        for root in self.roots:
+            if resolved.is_relative_to(root.resolve()):
+                return resolved.relative_to(root.resolve()).as_posix()
+        return path
+
+    def documents_for(self, proposal: Proposal) -> edits.Documents:
+        out: edits.Documents = {}
         for uri, change in proposal.files.items():
             document = self.document(uri)
             if document is not None:
@@ -129,21 +134,6 @@ class DeepacpLanguageServer(LanguageServer):
                 self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri, []))
         self._published = current
 
-    def edit_args(self, arguments: tuple[Any, ...]) -> EditArgs:
-        """Typed {uri, instruction, range?} from editor glue, or an instruction typed at a
-        prompt (Helix: `:lsp-workspace-command deepacp.edit "make it async"`), which is
-        about the document the user last worked in."""
-        if len(arguments) == 1 and isinstance(arguments[0], dict):
-            try:
-                return _CONVERTER.structure(arguments[0], EditArgs)
-            except Exception as exc:
-                raise ValueError(f"{EDIT} takes {{uri, instruction, range?}}: {exc}") from None
-        if arguments and all(isinstance(a, str) for a in arguments):
-            if self.last_uri is None:
-                raise ValueError(f"{EDIT}: open the file the instruction is about first")
-            return EditArgs(self.last_uri, " ".join(arguments))
-        raise ValueError(f"{EDIT} takes {{uri, instruction, range?}} or an instruction string")
-
     def lint(self, uri: str) -> None:
         document = self.document(uri)
         path = uris.to_fs_path(uri)
@@ -162,7 +152,7 @@ server = DeepacpLanguageServer()
 
 @server.feature(T.INITIALIZE)
 def initialize(ls: DeepacpLanguageServer, params: T.InitializeParams) -> None:
-    ls.support = review.client_support(params.capabilities)
+    ls.support = client_support(params.capabilities)
     options = params.initialization_options or {}
     if isinstance(options, dict):
         known = {f.name for f in attrs.fields(LspOptions)}
@@ -176,12 +166,9 @@ def initialize(ls: DeepacpLanguageServer, params: T.InitializeParams) -> None:
             ls.options = LspOptions()
         if unknown:
             log.warning("unknown initializationOptions: %s", ", ".join(unknown))
-    ls.tiers = review.review_tiers(ls.support, ls.options.review)
-    root = params.root_uri or (
-        params.workspace_folders[0].uri if params.workspace_folders else None
-    )
-    if root and (path := uris.to_fs_path(root)):
-        ls.root = Path(path)
+    ls.tiers = review_tiers(ls.support, ls.options.review)
+    folders = [f.uri for f in params.workspace_folders or []] or [params.root_uri]
+    ls.roots = [Path(path) for uri in folders if uri and (path := uris.to_fs_path(uri))]
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
@@ -204,7 +191,7 @@ def hover(ls: DeepacpLanguageServer, params: T.HoverParams) -> T.Hover | None:
     if proposal is None or (change := proposal.files.get(params.text_document.uri)) is None:
         return None
     text = ls.documents_for(proposal)[change.uri][0] or ""
-    return review.hover(proposal, change, text, params.position.line)
+    return review.hover(proposal, change, text, params.position.line, ls.display_name)
 
 
 @server.feature(
@@ -280,16 +267,23 @@ def code_lens(ls: DeepacpLanguageServer, params: T.CodeLensParams) -> list[T.Cod
 async def edit(ls: DeepacpLanguageServer, *arguments: Any) -> dict:
     from deepacp.lsp.runner import run_edit
 
-    args = ls.edit_args(arguments)
+    try:
+        args = parse_edit_args(arguments, ls.last_uri)
+        target, root = edit_target(args.uri, ls.roots, lambda p: ls.open_text(p) is not None)
+    except BadRequest as exc:
+        raise JsonRpcInvalidParams(message=str(exc)) from None
     run_id = f"run-{next(ls._run_ids)}"
-    task = asyncio.create_task(run_edit(ls, run_id, args))
+    task = asyncio.create_task(run_edit(ls, run_id, args, target, root))
     ls.runs[run_id] = task
     try:
         return await task
     except asyncio.CancelledError:
-        if task.cancelled():
-            return {"run": run_id, "cancelled": True}
+        if task.cancelled():  # before the run had started
+            ls.notify_user("deepacp: cancelled before anything was proposed")
+            return {"run": run_id, "cancelled": True, "proposal": None}
         raise
+    except DeepacpError as exc:
+        raise JsonRpcException(code=REQUEST_FAILED, message=str(exc)) from None
     finally:
         ls.runs.pop(run_id, None)
 
@@ -303,9 +297,10 @@ async def cancel(ls: DeepacpLanguageServer, *run_ids: str) -> dict:
     return {"cancelled": len(targets)}
 
 
-def _active(ls: DeepacpLanguageServer, proposal_id: str) -> Proposal | None:
+def _active(ls: DeepacpLanguageServer, proposal_ids: tuple[str, ...]) -> Proposal | None:
+    """The proposal named (the active one when none is), if it is still the active one."""
     proposal = ls.proposal
-    if proposal is None or proposal.id != proposal_id:
+    if proposal is None or (proposal_ids and proposal.id != proposal_ids[0]):
         ls.notify_user("deepacp: that proposal is no longer active", T.MessageType.Warning)
         return None
     return proposal
@@ -318,36 +313,46 @@ def _mark(proposal: Proposal, uri: str, hunk_ids: list[str], state: str) -> None
             hunk.state = state  # type: ignore[assignment]
 
 
-def _write_by_server(changes: list[FileChange]) -> None:
-    """Create or delete files the client could not (it lacks file operations)."""
-    from deepacp.backends.filesystem import atomic_write
-
-    for change in changes:
-        path = Path(change.path)
-        if change.new_text is None:
-            path.unlink(missing_ok=True)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, change.new_text)
+def _accepted(
+    ls: DeepacpLanguageServer, proposal: Proposal, covered: dict[str, list[str]], left: list
+) -> dict:
+    """Mark what the editor applied, and tell the user about new files and what is left."""
+    for uri, ids in covered.items():
+        _mark(proposal, uri, ids, "accepted")
+    ls.publish()
+    message = review.accept_message(proposal, sorted(covered), left, ls.display_name)
+    ls.notify_user(message, T.MessageType.Warning if left else T.MessageType.Info)
+    return {
+        "applied": bool(covered),
+        "files": sorted(covered),
+        "left": [
+            {
+                "file": ls.display_name(proposal.files[x.uri].path),
+                "line": x.line + 1,
+                "reason": x.reason,
+            }
+            for x in left
+        ],
+    }
 
 
 @server.command(review.ACCEPTED)
 def accepted(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_ids: list[str]) -> None:
-    if (proposal := _active(ls, proposal_id)) is not None:
+    if (proposal := _active(ls, (proposal_id,))) is not None:
         _mark(proposal, uri, hunk_ids, "accepted")
         ls.publish()
 
 
 @server.command(review.ACCEPTED_PROPOSAL)
 def accepted_proposal(
-    ls: DeepacpLanguageServer, proposal_id: str, covered: dict[str, list[str]], by_server: list[str]
-) -> None:
-    if (proposal := _active(ls, proposal_id)) is None:
-        return
-    _write_by_server([proposal.files[uri] for uri in by_server])
+    ls: DeepacpLanguageServer, proposal_id: str, covered: dict[str, list[str]]
+) -> dict:
+    if (proposal := _active(ls, (proposal_id,))) is None:
+        return {"applied": False, "reason": "no such proposal"}
     for uri, ids in covered.items():
         _mark(proposal, uri, ids, "accepted")
-    ls.publish()
+    left = edits.outstanding(proposal, ls.documents_for(proposal), ls.support)
+    return _accepted(ls, proposal, covered, left)
 
 
 async def _apply(ls: DeepacpLanguageServer, edit: T.WorkspaceEdit, label: str) -> bool:
@@ -372,13 +377,21 @@ async def accept_file(ls: DeepacpLanguageServer, proposal_id: str, uri: str) -> 
 async def _accept_in_file(
     ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_ids: set[str] | None
 ) -> dict:
-    if (proposal := _active(ls, proposal_id)) is None or (
+    if (proposal := _active(ls, (proposal_id,))) is None or (
         change := proposal.files.get(uri)
     ) is None:
         return {"applied": False, "reason": "no such proposal"}
     text, version = ls.documents_for(proposal)[uri]
-    edit, covered = review.file_edit(change, text or "", version, ls.support, hunk_ids)
+    part = edits.file_edit(change, text, version, ls.support, hunk_ids)
+    edit = edits.workspace_edit([part], ls.support)
     if edit is None:
+        if any(x.reason == "delete" for x in part.left):
+            ls.notify_user(
+                f"deepacp: this editor cannot delete files for deepacp; delete "
+                f"{ls.display_name(change.path)} yourself, or reject the change",
+                T.MessageType.Warning,
+            )
+            return {"applied": False, "reason": "cannot delete"}
         ls.notify_user(
             "deepacp: the text under that change was edited since; refused (stale)",
             T.MessageType.Warning,
@@ -386,83 +399,87 @@ async def _accept_in_file(
         return {"applied": False, "reason": "stale"}
     if not await _apply(ls, edit, "deepacp: accept"):
         return {"applied": False, "reason": "refused by the editor"}
-    _mark(proposal, uri, covered, "accepted")
+    _mark(proposal, uri, list(part.covered), "accepted")
     ls.publish()
-    return {"applied": True, "hunks": covered}
+    return {"applied": True, "hunks": list(part.covered)}
 
 
 @server.command(review.ACCEPT_PROPOSAL)
-async def accept_proposal(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
+async def accept_proposal(ls: DeepacpLanguageServer, *proposal_id: str) -> dict:
+    """Apply everything still pending (in the active proposal when none is named)."""
     if (proposal := _active(ls, proposal_id)) is None:
         return {"applied": False, "reason": "no such proposal"}
-    edit, covered, by_server = review.proposal_edit(
-        proposal, ls.documents_for(proposal), ls.support
-    )
-    if (edit.document_changes or edit.changes) and not await _apply(
-        ls, edit, "deepacp: accept proposal"
-    ):
+    parts = edits.proposal_edits(proposal, ls.documents_for(proposal), ls.support)
+    edit = edits.workspace_edit(parts, ls.support)
+    if edit is not None and not await _apply(ls, edit, "deepacp: accept proposal"):
         return {"applied": False, "reason": "refused by the editor"}
-    _write_by_server(by_server)
-    for uri, ids in covered.items():
-        _mark(proposal, uri, ids, "accepted")
-    ls.publish()
-    return {"applied": True, "files": sorted(covered)}
+    covered = {p.uri: list(p.covered) for p in parts if p.covered}
+    # Where the rest is once the editor has applied the edit (it may not have told us yet).
+    left = sorted((x for p in parts for x in p.left_after()), key=lambda x: (x.uri, x.line))
+    return _accepted(ls, proposal, covered, left)
 
 
 @server.command(review.REJECT_HUNK)
 def reject_hunk(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_id: str) -> None:
-    if (proposal := _active(ls, proposal_id)) is not None:
+    if (proposal := _active(ls, (proposal_id,))) is not None:
         _mark(proposal, uri, [hunk_id], "rejected")
         ls.publish()
 
 
 @server.command(review.REJECT_PROPOSAL)
-def reject_proposal(ls: DeepacpLanguageServer, proposal_id: str) -> None:
-    if (proposal := _active(ls, proposal_id)) is not None:
-        for uri, change in proposal.files.items():
-            _mark(proposal, uri, [h.id for h in change.hunks], "rejected")
-        ls.publish()
+def reject_proposal(ls: DeepacpLanguageServer, *proposal_id: str) -> dict:
+    """Reject everything still pending (in the active proposal when none is named)."""
+    if (proposal := _active(ls, proposal_id)) is None:
+        return {"rejected": 0}
+    count = 0
+    for uri, change in proposal.files.items():
+        count += len(change.pending)
+        _mark(proposal, uri, [h.id for h in change.hunks], "rejected")
+    ls.publish()
+    return {"rejected": count}
 
 
 @server.command(review.REVIEW)
 async def review_in_editor(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
     """One annotated edit needing confirmation (VS Code opens its refactor preview)."""
-    if (proposal := _active(ls, proposal_id)) is None:
+    if (proposal := _active(ls, (proposal_id,))) is None:
         return {"applied": False}
-    edit = review.annotated_edit(proposal, ls.documents_for(proposal))
+    edit, covered = review.annotated_edit(proposal, ls.documents_for(proposal), ls.support)
+    if edit is None:
+        return {"applied": False}
     applied = await _apply(ls, edit, f"deepacp: {review.summary(proposal)}")
     if applied:
-        for uri, change in proposal.files.items():
-            _mark(proposal, uri, [h.id for h in change.pending], "accepted")
+        for uri, ids in covered.items():
+            _mark(proposal, uri, ids, "accepted")
         ls.publish()
     return {"applied": applied}
 
 
 @server.command(review.SHOW_DIFF)
 async def show_diff(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
+    """The proposal as one unified diff: opened as a document where the client can open
+    one, otherwise shown as a message."""
     from deepacp.config import deepacp_home
     from deepacp.diffs import unified_diff
 
-    if (proposal := _active(ls, proposal_id)) is None:
+    if (proposal := _active(ls, (proposal_id,))) is None:
         return {}
     folder = deepacp_home() / "proposals"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{proposal.id}.diff"
-    root = ls.root or Path("/")
-    parts = []
-    for change in proposal.files.values():
-        name = (
-            Path(change.path).relative_to(root).as_posix()
-            if Path(change.path).is_relative_to(root)
-            else change.path
-        )
-        parts.append(unified_diff(name, change.old_text, change.new_text))
-    path.write_text("".join(parts), encoding="utf-8")
+    text = "".join(
+        unified_diff(ls.display_name(c.path), c.old_text, c.new_text)
+        for c in proposal.files.values()
+    )
+    path.write_text(text, encoding="utf-8")
     if ls.support and ls.support.show_document:
-        await ls.window_show_document_async(
+        shown = await ls.window_show_document_async(
             T.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
         )
-    return {"path": str(path)}
+        if shown.success:
+            return {"path": str(path), "shown": "document"}
+    ls.notify_user(f"deepacp: proposal {proposal.id}\n{text}")
+    return {"path": str(path), "shown": "message"}
 
 
 def serve() -> int:
