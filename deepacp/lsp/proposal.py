@@ -124,8 +124,14 @@ def make_proposal(
     return Proposal(proposal_id, files)
 
 
-def _content(text: str) -> set[str]:
-    return {line.strip() for line in text.splitlines() if line.strip()}
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _overlap(ours: list[str], theirs: str) -> bool:
+    """Whether some line of a hunk holds some line an edit wrote (an edit may replace
+    part of a line only), or the other way round."""
+    return any(a in b or b in a for a in ours for b in _lines(theirs))
 
 
 def attach_notes(proposal: Proposal, notes: list[EditNote]) -> None:
@@ -133,11 +139,10 @@ def attach_notes(proposal: Proposal, notes: list[EditNote]) -> None:
     for change in proposal.files.values():
         mine = [n for n in notes if n.path == change.path and n.reason]
         for hunk in change.hunks:
-            written = _content("".join(hunk.new_lines))
-            removed = _content("".join(hunk.old_lines))
+            written, removed = _lines("".join(hunk.new_lines)), _lines("".join(hunk.old_lines))
             for note in reversed(mine):
-                if (written and written & _content(note.wrote)) or (
-                    not written and removed & _content(note.removed)
+                if _overlap(written, note.wrote) or (
+                    not written and _overlap(removed, note.removed)
                 ):
                     hunk.note = note.reason
                     break
