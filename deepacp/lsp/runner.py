@@ -27,9 +27,14 @@ from deepacp.lsp.review import outcome_message
 
 if TYPE_CHECKING:
     from deepacp.lsp.arguments import EditArgs
-    from deepacp.lsp.server import DeepacpLanguageServer
+    from deepacp.lsp.language_server import DeepacpLanguageServer
 
 _proposal_ids = itertools.count(1)
+SHELL_CHOICES: dict[str, PermissionKind] = {
+    "Allow once": "allow_once",
+    "Always for this session": "allow_always",
+    "Deny": "reject_once",
+}
 
 PROMPT = """\
 Edit request from the user's editor: {instruction}
@@ -95,8 +100,6 @@ class LspHandler:
         return picked.title if picked is not None else None
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
-        from deepacp.lsp.server import SHELL_CHOICES
-
         policy = self.ls.options.shell
         if policy == "allow":
             return "allow_once"
