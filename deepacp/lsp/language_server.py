@@ -62,8 +62,6 @@ class DeepacpLanguageServer(LanguageServer):
         self._run_ids = itertools.count(1)
         self._published: set[str] = set()
 
-    # -- documents -----------------------------------------------------------------
-
     def document(self, uri: str) -> TextDocument | None:
         return self.workspace.text_documents.get(uri)
 

@@ -148,9 +148,6 @@ def code_lens(ls: DeepacpLanguageServer, params: T.CodeLensParams) -> list[T.Cod
     return review.code_lenses(proposal, change, ls.documents_for(proposal)[change.uri][0] or "")
 
 
-# -- commands ------------------------------------------------------------------------
-
-
 @server.command(EDIT)
 async def edit(ls: DeepacpLanguageServer, *arguments: Any) -> dict:
     from deepacp.lsp.runner import run_edit

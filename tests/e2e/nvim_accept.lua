@@ -194,6 +194,9 @@ function scenarios.refusals()
     local response = command("deepacp.edit", arguments)
     report.errors[name] = response.err and response.err.message or "accepted"
   end
+  report.messages = {}
+  deepacp.edit(" ", nil, { sync = true }) -- through the module: the user sees the reason
+  report.module_error = report.messages[#report.messages]
   open(b .. "/b.py")
   local second = deepacp.client()
   report.roots = { first.config.root_dir, second.config.root_dir }

@@ -474,6 +474,19 @@ async def test_bad_requests_are_refused_in_plain_words_before_the_model_runs(
     assert result["proposal"] is None and len(record.read_text().splitlines()) == 1
 
 
+async def test_a_model_that_cannot_be_used_is_reported_in_plain_words(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    await start(client, tmp_path, [], model="nope:model")
+    uri = open_document(client, tmp_path / "calc.py", DISK)
+    with pytest.raises(
+        Exception, match=r"model 'nope:model': Unsupported provider='nope'\."
+    ) as caught:
+        await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    assert "Error:" not in str(caught.value)  # no exception class in front of it
+
+
 async def test_no_change_is_announced_once(client: LanguageClient, tmp_path: Path) -> None:
     (tmp_path / "calc.py").write_text(DISK)
     await start(client, tmp_path, [{"content": "Nothing to change here."}])

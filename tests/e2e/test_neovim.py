@@ -207,6 +207,9 @@ def test_bad_requests_are_refused_before_the_model_runs(nvim: str, tmp_path: Pat
         "deepacp.edit: 'instruction' is missing: say what to change, as text"
     )
     assert errors["bare_number"].endswith("or an instruction as text; got a number")
+    assert report["module_error"] == (
+        "deepacp: deepacp.edit: the instruction is empty; say what to change"
+    )
     assert report["requests"] == []  # the model was never called
     # Each project gets its own server, rooted at the project.
     assert report["roots"] == [str(a), str(b)] and report["same_client"] is False
