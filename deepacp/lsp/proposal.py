@@ -4,7 +4,7 @@ Hunks are computed against the text the agent started from (the editor's buffer,
 changes included). To apply one later, its old lines are looked for in the document as it
 is *now*: at the expected place (shifted by hunks already accepted above it) or nearby. A
 hunk whose old lines are gone — the user changed the text under it — is stale and is
-refused, never applied blindly.
+refused, never applied blindly. A created file is one hunk that fills an empty document.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from typing import Literal
 
 SEARCH_WINDOW = 200
 HunkState = Literal["pending", "accepted", "rejected"]
+EMPTY_DOCUMENTS = ("", "\n", "\r\n")
+"""What an editor holds for a file that does not exist yet (Neovim and Helix: one empty line)."""
 
 _ids = itertools.count(1)
 
@@ -27,16 +29,23 @@ class Hunk:
     """Line (0-based) in the original text where the old lines begin."""
     old_lines: list[str]
     new_lines: list[str]
+    new_start: int = 0
+    """Line (0-based) in the agent's text where the new lines begin."""
+    note: str = ""
+    """What the agent said this change does, when it said so."""
     state: HunkState = "pending"
 
     @property
     def delta(self) -> int:
         return len(self.new_lines) - len(self.old_lines)
 
-    def diff(self, path: str) -> str:
-        body = [f"-{line}" for line in self.old_lines] + [f"+{line}" for line in self.new_lines]
-        lines = [f"--- a/{path}", f"+++ b/{path}", f"@@ -{self.start + 1},{len(self.old_lines)} @@"]
-        return "\n".join(lines + [line.rstrip("\n") for line in body]) + "\n"
+    @property
+    def first_change(self) -> str:
+        """The first non-blank line this hunk writes (or, for a removal, removes)."""
+        for line in [*self.new_lines, *self.old_lines]:
+            if line.strip():
+                return line.strip()
+        return ""
 
 
 @dataclass
@@ -54,6 +63,14 @@ class FileChange:
     def pending(self) -> list[Hunk]:
         return [h for h in self.hunks if h.state == "pending"]
 
+    @property
+    def created(self) -> bool:
+        return self.old_text is None
+
+    @property
+    def deleted(self) -> bool:
+        return self.new_text is None
+
 
 @dataclass
 class Proposal:
@@ -61,10 +78,23 @@ class Proposal:
     files: dict[str, FileChange]
     """By document URI."""
     rationale: str = ""
+    partial: bool = False
+    """The run was cancelled: these are the edits it had made by then."""
 
     @property
     def pending(self) -> bool:
         return any(f.pending for f in self.files.values())
+
+
+@dataclass(frozen=True)
+class EditNote:
+    """What the agent said just before one of its file edits, and the text that edit wrote."""
+
+    path: str
+    """Absolute path on disk."""
+    wrote: str
+    removed: str
+    reason: str
 
 
 def split_lines(text: str | None) -> list[str]:
@@ -73,27 +103,55 @@ def split_lines(text: str | None) -> list[str]:
 
 def make_hunks(old: str | None, new: str | None) -> list[Hunk]:
     old_lines, new_lines = split_lines(old), split_lines(new)
+    if old is None or new is None:  # a whole file appears or goes: one hunk, even if empty
+        return [Hunk(f"h{next(_ids)}", 0, old_lines, new_lines, 0)]
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    hunks = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            hunks.append(Hunk(f"h{next(_ids)}", i1, old_lines[i1:i2], new_lines[j1:j2]))
-    return hunks
+    return [
+        Hunk(f"h{next(_ids)}", i1, old_lines[i1:i2], new_lines[j1:j2], j1)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
 
 
 def make_proposal(
-    proposal_id: str, changes: dict[str, tuple[str, str, str | None, str | None]]
+    proposal_id: str, changes: dict[str, tuple[str, str | None, str | None]]
 ) -> Proposal:
-    """`changes`: uri -> (absolute path, uri, old text, new text)."""
+    """`changes`: uri -> (absolute path, old text, new text)."""
     files = {
         uri: FileChange(path, uri, old, new, make_hunks(old, new))
-        for uri, (path, _, old, new) in changes.items()
+        for uri, (path, old, new) in changes.items()
     }
     return Proposal(proposal_id, files)
 
 
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _overlap(ours: list[str], theirs: str) -> bool:
+    """Whether some line of a hunk holds some line an edit wrote (an edit may replace
+    part of a line only), or the other way round."""
+    return any(a in b or b in a for a in ours for b in _lines(theirs))
+
+
+def attach_notes(proposal: Proposal, notes: list[EditNote]) -> None:
+    """Give each hunk the reason of the last edit that wrote (or removed) its lines."""
+    for change in proposal.files.values():
+        mine = [n for n in notes if n.path == change.path and n.reason]
+        for hunk in change.hunks:
+            written, removed = _lines("".join(hunk.new_lines)), _lines("".join(hunk.old_lines))
+            for note in reversed(mine):
+                if _overlap(written, note.wrote) or (
+                    not written and _overlap(removed, note.removed)
+                ):
+                    hunk.note = note.reason
+                    break
+
+
 def locate(change: FileChange, hunk: Hunk, current: list[str]) -> int | None:
     """Where `hunk`'s old lines are in the current document, or None (stale)."""
+    if change.created:  # it fills an empty document, and nothing else
+        return 0 if "".join(current) in EMPTY_DOCUMENTS else None
     expected = hunk.start + sum(
         h.delta for h in change.hunks if h.state == "accepted" and h.start < hunk.start
     )

@@ -1,25 +1,37 @@
-"""How a proposal is shown and applied in an editor, decided from its capabilities.
+"""How a proposal is shown in an editor, decided from its capabilities. Pure functions.
 
-Tiers: every editor gets diagnostics over the changed lines, a hover with the hunk's
-diff, and code actions that carry the edit itself; clients that declare change-annotation
-support also get "Review in editor" (one annotated `workspace/applyEdit` that needs
-confirmation: VS Code's refactor preview); code lenses are opt-in. Pure functions.
+Tiers: every editor gets a hint over each changed range saying what that change does, a
+hover with the hunk's diff, and code actions that carry the edit itself; clients that
+declare change-annotation support also get "Review in editor" (one annotated
+`workspace/applyEdit` that needs confirmation: VS Code's refactor preview); code lenses
+are opt-in. The messages the server shows the user are worded here too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable
 
 from lsprotocol import types as T
 
+from deepacp.diffs import hunk_diff
+from deepacp.lsp.capabilities import ClientSupport, Tier
+from deepacp.lsp.edits import (
+    Documents,
+    Left,
+    file_edit,
+    hunk_range,
+    lines_of,
+    proposal_edits,
+    workspace_edit,
+)
 from deepacp.lsp.proposal import FileChange, Hunk, Proposal, locate
 
 SOURCE = "deepacp"
-Tier = Literal["diagnostics", "annotated", "lens"]
+PARTIAL = "partial: the run was cancelled"
+STALE = "the text under it changed since it was proposed"
 
 ACCEPTED = "deepacp.accepted"  # bookkeeping after a code action's edit was applied
-ACCEPTED_PROPOSAL = "deepacp.acceptedProposal"  # ... and the files the client cannot create
+ACCEPTED_PROPOSAL = "deepacp.acceptedProposal"
 ACCEPT_HUNK = "deepacp.acceptHunk"
 ACCEPT_FILE = "deepacp.acceptFile"
 ACCEPT_PROPOSAL = "deepacp.acceptProposal"
@@ -28,57 +40,8 @@ REJECT_PROPOSAL = "deepacp.rejectProposal"
 SHOW_DIFF = "deepacp.showDiff"
 REVIEW = "deepacp.review"
 
-
-@dataclass(frozen=True)
-class ClientSupport:
-    document_changes: bool
-    create_files: bool
-    delete_files: bool
-    annotations: bool
-    show_document: bool
-    show_message_request: bool
-    progress: bool
-    code_lens: bool
-
-
-def client_support(caps: T.ClientCapabilities) -> ClientSupport:
-    workspace = caps.workspace
-    edit = workspace.workspace_edit if workspace else None
-    operations = set(edit.resource_operations or []) if edit else set()
-    window = caps.window
-    document = caps.text_document
-    return ClientSupport(
-        document_changes=bool(edit and edit.document_changes),
-        create_files=T.ResourceOperationKind.Create in operations,
-        delete_files=T.ResourceOperationKind.Delete in operations,
-        annotations=bool(edit and edit.change_annotation_support and edit.document_changes),
-        show_document=bool(window and window.show_document and window.show_document.support),
-        show_message_request=bool(window and window.show_message),
-        progress=bool(window and window.work_done_progress),
-        code_lens=bool(document and document.code_lens),
-    )
-
-
-def review_tiers(support: ClientSupport, preference: str = "auto") -> set[Tier]:
-    """Which review surfaces to offer. Diagnostics and code actions always work."""
-    tiers: set[Tier] = {"diagnostics"}
-    if support.annotations and preference in ("auto", "annotated"):
-        tiers.add("annotated")
-    if support.code_lens and preference == "lens":
-        tiers.add("lens")
-    return tiers
-
-
-def lines_of(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
-
-
-def hunk_range(at: int, hunk: Hunk) -> T.Range:
-    return T.Range(T.Position(at, 0), T.Position(at + len(hunk.old_lines), 0))
-
-
-def hunk_edit(at: int, hunk: Hunk) -> T.TextEdit:
-    return T.TextEdit(hunk_range(at, hunk), "".join(hunk.new_lines))
+Name = Callable[[str], str]
+"""The name to show for a file (by absolute path): workspace-relative where it can be."""
 
 
 def located(change: FileChange, current: str) -> list[tuple[Hunk, int | None]]:
@@ -91,17 +54,31 @@ def summary(proposal: Proposal) -> str:
     return first[0][:200] if first else "a change proposed by deepacp"
 
 
+def what_it_does(change: FileChange, hunk: Hunk) -> str:
+    """One line: the agent's reason for this hunk, else the first line it changes."""
+    if hunk.note:
+        return hunk.note.strip().splitlines()[0][:200]
+    first = hunk.first_change[:200]
+    if change.created:
+        return f"new file: {first}" if first else "new empty file"
+    if change.deleted:
+        return "delete this file"
+    return first if hunk.new_lines else f"remove {first}"
+
+
 def diagnostics(proposal: Proposal, change: FileChange, current: str) -> list[T.Diagnostic]:
     out = []
+    partial = f" ({PARTIAL})" if proposal.partial else ""
     for hunk, at in located(change, current):
         if at is None:
-            message = "deepacp: this proposed change no longer matches the text (stale)"
+            message = f"deepacp: this proposed change no longer matches the text (stale){partial}"
             at, severity = (
                 min(hunk.start, max(0, len(lines_of(current)) - 1)),
                 T.DiagnosticSeverity.Warning,
             )
         else:
-            message = f"deepacp proposes: {summary(proposal)}"
+            lead = "deepacp" if hunk.note else "deepacp proposes"
+            message = f"{lead}{partial}: {what_it_does(change, hunk)}"
             severity = T.DiagnosticSeverity.Hint
         out.append(
             T.Diagnostic(
@@ -118,129 +95,56 @@ def diagnostics(proposal: Proposal, change: FileChange, current: str) -> list[T.
     return out
 
 
-def hover(proposal: Proposal, change: FileChange, current: str, line: int) -> T.Hover | None:
-    for hunk, at in located(change, current):
+def hover(
+    proposal: Proposal, change: FileChange, current: str, line: int, name: Name
+) -> T.Hover | None:
+    """The hunk under `line` as a diff against the document as it is now."""
+    placed = located(change, current)
+    for hunk, at in placed:
         if at is not None and at <= line <= at + max(len(hunk.old_lines) - 1, 0):
-            body = f"**deepacp** — {proposal.rationale.strip() or 'proposed change'}\n\n```diff\n"
-            body += hunk.diff(change.path) + "```"
+            shift = sum(h.delta for h, other in placed if other is not None and other < at)
+            diff = hunk_diff(
+                name(change.path),
+                hunk.old_lines,
+                hunk.new_lines,
+                at,
+                at + shift,
+                created=change.created,
+                deleted=change.deleted,
+            )
+            body = f"**deepacp** — {what_it_does(change, hunk)}"
+            if proposal.partial:
+                body += f" ({PARTIAL})"
+            body += f"\n\n```diff\n{diff}```"
+            if proposal.rationale.strip() and proposal.rationale.strip() != hunk.note.strip():
+                body += f"\n\n{proposal.rationale.strip()}"
             return T.Hover(T.MarkupContent(T.MarkupKind.Markdown, body), hunk_range(at, hunk))
     return None
 
 
-def _document_edit(
-    uri: str, version: int | None, edits: list, support: ClientSupport
-) -> T.WorkspaceEdit:
-    if support.document_changes:
-        identifier = T.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-        return T.WorkspaceEdit(document_changes=[T.TextDocumentEdit(identifier, edits)])
-    return T.WorkspaceEdit(changes={uri: edits})
-
-
-def file_edit(
-    change: FileChange,
-    current: str,
-    version: int | None,
-    support: ClientSupport,
-    hunk_ids: set[str] | None = None,
-) -> tuple[T.WorkspaceEdit | None, list[str]]:
-    """The edit applying the chosen pending hunks (all when `hunk_ids` is None) of a file
-    that exists in the editor, and the ids it covers; stale hunks are left out."""
-    edits, covered = [], []
-    for hunk, at in located(change, current):
-        if (hunk_ids is None or hunk.id in hunk_ids) and at is not None:
-            edits.append(hunk_edit(at, hunk))
-            covered.append(hunk.id)
-    if not edits:
-        return None, []
-    return _document_edit(change.uri, version, edits, support), covered
-
-
-Documents = dict[str, tuple[str | None, int | None]]
-"""uri -> (the file's text now, its editor version); None text: the file does not exist."""
-
-
-def proposal_edit(
+def annotated_edit(
     proposal: Proposal, documents: Documents, support: ClientSupport
-) -> tuple[T.WorkspaceEdit, dict[str, list[str]], list[FileChange]]:
-    """One edit for everything still pending: hunk edits, and new or deleted files where the
-    client can do file operations. Returns it, the hunk ids it covers per file, and the
-    file changes the server must write itself (the client cannot create or delete)."""
-    document_changes: list = []
-    plain: dict[str, list[T.TextEdit]] = {}
-    covered: dict[str, list[str]] = {}
-    by_server: list[FileChange] = []
-    for uri, change in proposal.files.items():
-        if not change.pending:
-            continue
-        current, version = documents.get(uri, (None, None))
-        creating = change.old_text is None and current is None
-        deleting = change.new_text is None
-        if creating or deleting:
-            allowed = support.create_files if creating else support.delete_files
-            if not (allowed and support.document_changes):
-                by_server.append(change)
-                covered[uri] = [h.id for h in change.pending]
-                continue
-            if creating:
-                document_changes.append(T.CreateFile(uri=uri, kind="create"))
-                identifier = T.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
-                insert = T.TextEdit(
-                    T.Range(T.Position(0, 0), T.Position(0, 0)), change.new_text or ""
-                )
-                document_changes.append(T.TextDocumentEdit(identifier, [insert]))
-            else:
-                document_changes.append(T.DeleteFile(uri=uri, kind="delete"))
-            covered[uri] = [h.id for h in change.pending]
-            continue
-        edits, ids = [], []
-        for hunk, at in located(change, current or ""):
-            if at is not None:
-                edits.append(hunk_edit(at, hunk))
-                ids.append(hunk.id)
-        if not edits:
-            continue
-        covered[uri] = ids
-        if support.document_changes:
-            identifier = T.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-            document_changes.append(T.TextDocumentEdit(identifier, edits))
-        else:
-            plain[uri] = edits
-    edit = (
-        T.WorkspaceEdit(document_changes=document_changes)
-        if support.document_changes
-        else T.WorkspaceEdit(changes=plain)
-    )
-    return edit, covered, by_server
-
-
-def annotated_edit(proposal: Proposal, documents: Documents) -> T.WorkspaceEdit:
-    """All pending hunks of existing files as annotated edits that need confirmation."""
-    annotation = "deepacp"
-    changes: list = []
-    for uri, change in proposal.files.items():
-        if uri not in documents:
-            continue
-        current, version = documents[uri]
-        if current is None:
-            continue
-        edits = [
-            T.AnnotatedTextEdit(
-                annotation_id=annotation, range=hunk_range(at, h), new_text="".join(h.new_lines)
-            )
-            for h, at in located(change, current)
-            if at is not None
-        ]
-        if edits:
-            identifier = T.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-            changes.append(T.TextDocumentEdit(identifier, edits))
+) -> tuple[T.WorkspaceEdit | None, dict[str, list[str]]]:
+    """Everything pending as one annotated edit that needs confirmation, and the hunk ids
+    it covers per file."""
+    parts = proposal_edits(proposal, documents, support)
     label = T.ChangeAnnotation(
         label=summary(proposal), needs_confirmation=True, description=proposal.rationale
     )
-    return T.WorkspaceEdit(document_changes=changes, change_annotations={annotation: label})
+    edit = workspace_edit(parts, support, ("deepacp", label))
+    return edit, {p.uri: list(p.covered) for p in parts if p.covered}
 
 
 def command(title: str, name: str, *arguments: object) -> T.Command:
     return T.Command(title=title, command=name, arguments=list(arguments))
+
+
+def _reject(proposal: Proposal, change: FileChange, hunk: Hunk, title: str) -> T.CodeAction:
+    return T.CodeAction(
+        title=title,
+        kind=T.CodeActionKind.QuickFix,
+        command=command("Reject hunk", REJECT_HUNK, proposal.id, change.uri, hunk.id),
+    )
 
 
 def code_actions(
@@ -264,53 +168,47 @@ def code_actions(
         <= (at if at is not None else h.start) + max(len(h.old_lines) - 1, 0)
     ]
     for hunk, at in under:
-        if at is None:
-            actions.append(
-                T.CodeAction(
-                    title="deepacp: reject stale hunk (the text changed since it was proposed)",
-                    kind=T.CodeActionKind.QuickFix,
-                    command=command("Reject hunk", REJECT_HUNK, proposal.id, change.uri, hunk.id),
-                )
+        part = file_edit(change, current, version, support, {hunk.id})
+        edit = workspace_edit([part], support)
+        if edit is None:
+            why = (
+                "the text changed since it was proposed"
+                if at is None
+                else "this editor cannot delete files for deepacp"
             )
+            actions.append(_reject(proposal, change, hunk, f"deepacp: reject hunk ({why})"))
             continue
-        edit, covered = file_edit(change, current, version, support, {hunk.id})
         actions.append(
             T.CodeAction(
                 title="deepacp: Accept this hunk",
                 kind=T.CodeActionKind.QuickFix,
                 edit=edit,
-                command=command("Accepted", ACCEPTED, proposal.id, change.uri, covered),
+                command=command("Accepted", ACCEPTED, proposal.id, change.uri, list(part.covered)),
                 is_preferred=True,
             )
         )
-        actions.append(
-            T.CodeAction(
-                title="deepacp: Reject hunk",
-                kind=T.CodeActionKind.QuickFix,
-                command=command("Reject hunk", REJECT_HUNK, proposal.id, change.uri, hunk.id),
-            )
-        )
-    edit, covered = file_edit(change, current, version, support)
-    if edit is not None:
+        actions.append(_reject(proposal, change, hunk, "deepacp: Reject hunk"))
+    part = file_edit(change, current, version, support)
+    if (edit := workspace_edit([part], support)) is not None:
         actions.append(
             T.CodeAction(
                 title="deepacp: Accept all in file",
                 kind=T.CodeActionKind.QuickFix,
                 edit=edit,
-                command=command("Accepted", ACCEPTED, proposal.id, change.uri, covered),
+                command=command("Accepted", ACCEPTED, proposal.id, change.uri, list(part.covered)),
             )
         )
-    everything, covered_all, by_server = proposal_edit(proposal, documents, support)
-    actions.append(
-        T.CodeAction(
-            title="deepacp: Accept proposal",
-            kind=T.CodeActionKind.QuickFix,
-            edit=everything,
-            command=command(
-                "Accepted", ACCEPTED_PROPOSAL, proposal.id, covered_all, [c.uri for c in by_server]
-            ),
+    parts = proposal_edits(proposal, documents, support)
+    if (everything := workspace_edit(parts, support)) is not None:
+        covered = {p.uri: list(p.covered) for p in parts if p.covered}
+        actions.append(
+            T.CodeAction(
+                title="deepacp: Accept proposal",
+                kind=T.CodeActionKind.QuickFix,
+                edit=everything,
+                command=command("Accepted", ACCEPTED_PROPOSAL, proposal.id, covered),
+            )
         )
-    )
     if "annotated" in tiers:
         actions.append(
             T.CodeAction(
@@ -349,3 +247,58 @@ def code_lenses(proposal: Proposal, change: FileChange, current: str) -> list[T.
             T.CodeLens(where, command("Discard", REJECT_HUNK, proposal.id, change.uri, hunk.id))
         )
     return lenses
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _file_names(proposal: Proposal, uris: list[str], name: Name) -> str:
+    def shown(uri: str) -> str:
+        change = proposal.files[uri]
+        extra = " (new)" if change.created else " (deleted)" if change.deleted else ""
+        return name(change.path) + extra
+
+    return ", ".join(shown(uri) for uri in uris)
+
+
+def outcome_message(proposal: Proposal, name: Name) -> str:
+    """What an edit request came to, in one message."""
+    hunks = sum(len(f.hunks) for f in proposal.files.values())
+    said = f": {summary(proposal)}" if proposal.rationale.strip() else ""
+    if proposal.partial:
+        if not hunks:
+            return "deepacp: cancelled before anything was proposed"
+        return (
+            f"deepacp: cancelled; the {_count(hunks, 'change')} made before that are kept as a "
+            f"partial proposal in {_file_names(proposal, list(proposal.files), name)}"
+        )
+    if not hunks:
+        return f"deepacp: no change proposed{said}"
+    return (
+        f"deepacp proposes {_count(hunks, 'change')} in "
+        f"{_file_names(proposal, list(proposal.files), name)}{said}"
+    )
+
+
+def _where(left: Left, proposal: Proposal, name: Name) -> str:
+    change = proposal.files[left.uri]
+    if left.reason == "delete":
+        return f"{name(change.path)} (to delete: this editor cannot delete files for deepacp)"
+    place = f"{name(change.path)} line {left.line + 1}"
+    return f"{place} (stale: {STALE})" if left.reason == "stale" else place
+
+
+def accept_message(proposal: Proposal, accepted: list[str], left: list[Left], name: Name) -> str:
+    """What an accept put into the editor (nothing is saved until the user saves) and, when
+    something is still pending, what and where."""
+    if not accepted and not left:
+        return "deepacp: nothing left to accept in this proposal"
+    if accepted:
+        files = _file_names(proposal, accepted, name)
+        message = f"deepacp: accepted into the editor, not saved yet: {files}"
+    else:
+        message = "deepacp: nothing accepted"
+    if left:
+        message += f"; still pending: {'; '.join(_where(x, proposal, name) for x in left)}"
+    return message

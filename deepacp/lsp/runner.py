@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as T
-from pygls import uris
 
 from deepacp.backends.overlay import OverlayBackend
 from deepacp.config import deepacp_home
@@ -22,36 +21,67 @@ from deepacp.events import (
     Question,
     ToolStarted,
 )
-from deepacp.lsp.proposal import make_proposal
+from deepacp.harness.names import EDIT_FILE, WRITE_FILE
+from deepacp.lsp.proposal import EditNote, attach_notes, make_proposal
+from deepacp.lsp.review import outcome_message
 
 if TYPE_CHECKING:
-    from deepacp.lsp.server import DeepacpLanguageServer, EditArgs
+    from deepacp.lsp.arguments import EditArgs
+    from deepacp.lsp.language_server import DeepacpLanguageServer
 
 _proposal_ids = itertools.count(1)
+SHELL_CHOICES: dict[str, PermissionKind] = {
+    "Allow once": "allow_once",
+    "Always for this session": "allow_always",
+    "Deny": "reject_once",
+}
 
 PROMPT = """\
 Edit request from the user's editor: {instruction}
 File: {path}{selection}
 Make the change with edit_file or write_file. Your edits are not applied directly: they
-become a proposal the user reviews in the editor, hunk by hunk. When you are done, say in
-one or two sentences what you changed and why."""
+become a proposal the user reviews in the editor, hunk by hunk. Before each edit, say in one
+short line what it does (the user sees that line beside the change). When you are done, say
+in one or two sentences what you changed and why."""
 
 
 class LspHandler:
-    """A session's events as progress; its questions as message requests."""
+    """A session's events as progress and notes on its edits; its questions as message
+    requests."""
 
     def __init__(self, ls: DeepacpLanguageServer, token: str | None) -> None:
         self.ls = ls
         self.token = token
         self.answer: list[str] = []
+        self.notes: list[EditNote] = []
+        self._said: list[str] = []  # since the agent's last tool call
+
+    @property
+    def summary(self) -> str:
+        """What the agent said after its last tool call (all it said, if that is nothing)."""
+        return "".join(self._said).strip() or "".join(self.answer).strip()
 
     async def emit(self, event: Event) -> None:
         if isinstance(event, MessageChunk):
             self.answer.append(event.text)
-        elif isinstance(event, ToolStarted) and self.token is not None:
-            self.ls.work_done_progress.report(
-                self.token, T.WorkDoneProgressReport(message=event.title)
-            )
+            self._said.append(event.text)
+        elif isinstance(event, ToolStarted):
+            if event.name in (EDIT_FILE, WRITE_FILE) and event.locations:
+                args = event.args
+                wrote = args.get("new_string", args.get("content", ""))
+                self.notes.append(
+                    EditNote(
+                        event.locations[0].path,
+                        wrote if isinstance(wrote, str) else "",
+                        str(args.get("old_string", "")),
+                        "".join(self._said).strip(),
+                    )
+                )
+            self._said = []
+            if self.token is not None:
+                self.ls.work_done_progress.report(
+                    self.token, T.WorkDoneProgressReport(message=event.title)
+                )
         elif isinstance(event, Notice):
             self.ls.window_log_message(
                 T.LogMessageParams(type=T.MessageType.Warning, message=event.text)
@@ -70,8 +100,6 @@ class LspHandler:
         return picked.title if picked is not None else None
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
-        from deepacp.lsp.server import SHELL_CHOICES
-
         policy = self.ls.options.shell
         if policy == "allow":
             return "allow_once"
@@ -97,30 +125,17 @@ def _selection(args: EditArgs, text: str | None) -> str:
     return f", lines {start + 1}-{end + 1}:\n```\n{chosen}```"
 
 
-async def run_edit(ls: DeepacpLanguageServer, run_id: str, args: EditArgs) -> dict:
+async def run_edit(
+    ls: DeepacpLanguageServer, run_id: str, args: EditArgs, target: Path, root: Path
+) -> dict:
+    """Run the agent on `target` (in the workspace `root`) and make its edits the active
+    proposal. Cancelled, it keeps the edits made so far as a partial proposal."""
     from deepacp.models import check_provider, configured_spec, resolve_model
     from deepacp.session.runtime import Session
     from deepacp.session.store import SessionStore
 
-    fs_path = uris.to_fs_path(args.uri)
-    if not fs_path:
-        raise ValueError(f"not a file URI: {args.uri}")
-    target = Path(fs_path)
-    root = ls.root or target.parent
     spec = configured_spec(ls.options.model)
     check_provider(spec)
-
-    token = None
-    if ls.support is not None and ls.support.progress:
-        token = f"deepacp-{run_id}"
-        await ls.work_done_progress.create_async(token)
-        begin = T.WorkDoneProgressBegin(title="deepacp", message=args.instruction, cancellable=True)
-        ls.work_done_progress.begin(token, begin)
-        task = asyncio.current_task()
-        ls.work_done_progress.tokens[token].add_done_callback(
-            lambda future: future.cancelled() and task is not None and task.cancel()
-        )
-
     overlays: list[OverlayBackend] = []
 
     def view(disk):
@@ -128,10 +143,11 @@ async def run_edit(ls: DeepacpLanguageServer, run_id: str, args: EditArgs) -> di
         overlays.append(overlay)
         return overlay
 
-    store = SessionStore(deepacp_home())
+    token = f"deepacp-{run_id}" if ls.support is not None and ls.support.progress else None
     handler = LspHandler(ls, token)
-    record = store.create(str(root), "accept-edits", spec)
-    session = Session(record, store, handler, resolve_model, view=view)
+    store = SessionStore(deepacp_home())
+    session = None
+    stop: str | None = None  # None: the run failed
     relative = target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)
     prompt = PROMPT.format(
         instruction=args.instruction,
@@ -139,32 +155,52 @@ async def run_edit(ls: DeepacpLanguageServer, run_id: str, args: EditArgs) -> di
         selection=_selection(args, ls.open_text(target)),
     )
     try:
+        if token is not None:
+            await _begin_progress(ls, token, args.instruction)
+        record = store.create(str(root), "accept-edits", spec)
+        session = Session(record, store, handler, resolve_model, view=view)
         stop = await session.prompt(prompt)
     except asyncio.CancelledError:
-        await session.cancel()
-        raise
+        stop = "cancelled"
+        asyncio.current_task().uncancel()  # type: ignore[union-attr]
     finally:
         if token is not None:
-            ls.work_done_progress.end(token, T.WorkDoneProgressEnd(message="done"))
-        await session.close()
+            ended = "failed" if stop is None else stop if stop == "cancelled" else "done"
+            ls.work_done_progress.end(token, T.WorkDoneProgressEnd(message=ended))
+        if session is not None:
+            await session.close()
         await store.close()
     changes = {}
     for overlay in overlays:
         for path, (old, new) in overlay.changes().items():
             disk = overlay.disk_path(path)
-            changes[disk.as_uri()] = (str(disk), disk.as_uri(), old, new)
+            changes[disk.as_uri()] = (str(disk), old, new)
     proposal = make_proposal(f"p{next(_proposal_ids)}", changes)
-    proposal.rationale = "".join(handler.answer).strip()
-    ls.proposal = proposal if proposal.files else None
+    proposal.rationale = handler.summary
+    proposal.partial = stop == "cancelled"
+    attach_notes(proposal, handler.notes)
+    if proposal.files:
+        ls.proposal = proposal
     ls.publish()
-    hunks = sum(len(f.hunks) for f in proposal.files.values())
-    if hunks == 0 and proposal.rationale:
-        ls.notify_user(f"deepacp: {proposal.rationale}")
+    ls.notify_user(outcome_message(proposal, ls.display_name))
     return {
         "run": run_id,
         "stop": stop,
+        "cancelled": stop == "cancelled",
+        "partial": proposal.partial and bool(proposal.files),
         "proposal": proposal.id if proposal.files else None,
         "files": sorted(proposal.files),
-        "hunks": hunks,
+        "hunks": sum(len(f.hunks) for f in proposal.files.values()),
         "summary": proposal.rationale,
     }
+
+
+async def _begin_progress(ls: DeepacpLanguageServer, token: str, instruction: str) -> None:
+    """Progress the user can cancel (which cancels this run)."""
+    await ls.work_done_progress.create_async(token)
+    begin = T.WorkDoneProgressBegin(title="deepacp", message=instruction, cancellable=True)
+    ls.work_done_progress.begin(token, begin)
+    task = asyncio.current_task()
+    ls.work_done_progress.tokens[token].add_done_callback(
+        lambda future: future.cancelled() and task is not None and task.cancel()
+    )

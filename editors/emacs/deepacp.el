@@ -36,10 +36,9 @@
                             (list :start (list :line (1- (line-number-at-pos (region-beginning))) :character 0)
                                   :end (list :line (1- (line-number-at-pos (region-end))) :character 0)))))
     (message "deepacp: working on it...")
+    ;; The server tells the user how the edit went (window/showMessage).
     (deepacp--command "deepacp.edit" (list args)
-                      (lambda (result)
-                        (setq deepacp-last-result result)
-                        (message "deepacp: %s" (or (plist-get result :summary) "done"))))))
+                      (lambda (result) (setq deepacp-last-result result)))))
 
 (defun deepacp-accept ()
   "Accept the whole last proposal (the editor applies it, showing the diff first)."

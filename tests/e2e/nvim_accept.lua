@@ -1,40 +1,239 @@
 -- Driven by tests/e2e/test_neovim.py: the shipped module, a real Neovim, a real server.
-local function fail(message)
-  local file = io.open(os.getenv("DEEPACP_TEST_RESULT"), "w")
-  file:write("FAIL: " .. message)
+-- DEEPACP_TEST_SCENARIO names one of the scenarios below. Each drives Neovim as a user
+-- would (commands, the native code-action menu) and records what the user would see —
+-- messages, hints, buffers, files on disk — in a JSON report that the test asserts on.
+local env = os.getenv
+local report = { messages = {}, version = vim.version().minor }
+local deepacp
+
+local function finish(error_text)
+  report.error = error_text
+  local file = io.open(env("DEEPACP_TEST_RESULT"), "w")
+  file:write(vim.json.encode(report))
   file:close()
-  vim.cmd("cquit 1")
+  vim.cmd(error_text and "cquit 1" or "qall!")
+end
+
+local function wait(what, predicate)
+  if not vim.wait(30000, predicate, 20) then
+    error("timed out waiting for " .. what)
+  end
+end
+
+-- What the user is told, by the module (vim.notify) or by the server (window/showMessage).
+vim.notify = function(message)
+  table.insert(report.messages, message)
+end
+vim.lsp.handlers["window/showMessage"] = function(_, result)
+  table.insert(report.messages, result.message)
+  return vim.NIL
+end
+
+local function said(pattern)
+  for _, message in ipairs(report.messages) do
+    if message:find(pattern, 1, true) then
+      return message
+    end
+  end
+  return nil
+end
+
+local function on_disk(path)
+  local file = io.open(path, "rb")
+  if file == nil then
+    return vim.NIL -- JSON null: not on disk
+  end
+  local bytes = file:read("*a")
+  file:close()
+  return bytes
+end
+
+local function open(path)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  wait("the language server of " .. path, function()
+    local client = deepacp.client()
+    return client ~= nil and client.initialized
+  end)
+end
+
+local function hints(bufnr)
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr or 0)) do
+    if d.source == "deepacp" then
+      table.insert(out, { line = d.lnum + 1, message = d.message })
+    end
+  end
+  table.sort(out, function(a, b)
+    return a.line < b.line
+  end)
+  return out
+end
+
+-- Open the code-action menu on `line` as the user would and pick `title` (nil: pick
+-- nothing); returns the titles offered.
+local function code_action(line, title)
+  vim.api.nvim_win_set_cursor(0, { line, 0 })
+  local offered = {}
+  vim.ui.select = function(items, _, on_choice)
+    local chosen = nil
+    for index, item in ipairs(items) do
+      local action = item.action or item[2]
+      table.insert(offered, action.title)
+      if action.title == title then
+        chosen = index
+      end
+    end
+    on_choice(chosen and items[chosen] or nil, chosen)
+  end
+  vim.lsp.buf.code_action()
+  wait("the code-action menu", function()
+    return #offered > 0
+  end)
+  return offered
+end
+
+local function command(name, arguments)
+  local responses = vim.lsp.buf_request_sync(0, "workspace/executeCommand", {
+    command = name,
+    arguments = arguments,
+  }, 20000)
+  local _, response = next(responses or {})
+  if response == nil then
+    return { err = { message = "no answer" } }
+  end
+  return { err = response.err or response.error, result = response.result } -- 0.7: `error`
+end
+
+local function lines(bufnr)
+  return vim.api.nvim_buf_get_lines(bufnr or 0, 0, -1, false)
+end
+
+local scenarios = {}
+
+-- The proposal is made against the unsaved buffer and reaches the disk only on :write.
+function scenarios.unsaved()
+  open(env("DEEPACP_TEST_FILE"))
+  vim.api.nvim_buf_set_lines(0, 0, 1, false, { "VERSION = '1.0.0-unsaved'" })
+  report.result = deepacp.edit("bump the version", nil, { sync = true })
+  deepacp.accept({ sync = true })
+  report.before_write = on_disk(env("DEEPACP_TEST_FILE"))
+  vim.cmd("write")
+end
+
+-- Four files, hunk by hunk: hints and hover, a rejected hunk, a stale one, a created file
+-- accepted into its open buffer, and :DeepacpAccept for the rest.
+function scenarios.review()
+  local root = env("DEEPACP_TEST_ROOT")
+  open(root .. "/calc.py")
+  local calc = vim.api.nvim_get_current_buf()
+  report.result = deepacp.edit("tidy the helpers", nil, { sync = true })
+  report.edit_messages = vim.deepcopy(report.messages)
+  wait("hints in calc.py", function()
+    return #hints(calc) == 2
+  end)
+  report.hints = hints(calc)
+  report.util_hints = #hints(vim.uri_to_bufnr(vim.uri_from_fname(root .. "/util.py")))
+  local hovered = vim.lsp.buf_request_sync(calc, "textDocument/hover", {
+    textDocument = { uri = vim.uri_from_bufnr(calc) },
+    position = { line = 1, character = 4 },
+  }, 10000)
+  local _, answer = next(hovered)
+  report.hover = answer.result.contents.value
+
+  code_action(2, "deepacp: Reject hunk")
+  wait("the rejected hunk's hint to go", function()
+    return #hints(calc) == 1
+  end)
+  vim.api.nvim_buf_set_lines(calc, 4, 5, false, { "def sub(a, b, c=0):" })
+  wait("the stale hint", function()
+    local left = hints(calc)
+    return #left == 1 and left[1].message:find("stale", 1, true) ~= nil
+  end)
+  report.stale_hint = hints(calc)[1]
+  report.stale_actions = code_action(5, nil)
+
+  open(root .. "/notes/todo.md") -- not on disk yet: Neovim opens it as one empty line
+  wait("the new file's hint", function()
+    return #hints() == 1
+  end)
+  code_action(1, "deepacp: Accept this hunk")
+  wait("the new file's text", function()
+    return lines()[1] == "- test the helpers"
+  end)
+  report.todo_before_write = on_disk(root .. "/notes/todo.md")
+  vim.cmd("write")
+
+  vim.cmd("buffer " .. calc)
+  report.messages = {}
+  deepacp.accept({ sync = true })
+  report.accept_messages = vim.deepcopy(report.messages)
+  report.new_before_write = on_disk(root .. "/docs/new.md")
+  report.util_before_write = on_disk(root .. "/util.py")
+  vim.cmd("wall")
+  report.messages = {}
+  deepacp.accept({ sync = true })
+  report.accept_again = vim.deepcopy(report.messages)
+end
+
+-- Requests that must be refused before any model call, and one server per project.
+function scenarios.refusals()
+  local a, b = env("DEEPACP_TEST_ROOT"), env("DEEPACP_OTHER_ROOT")
+  open(a .. "/a.py")
+  local first = deepacp.client()
+  local uri = vim.uri_from_bufnr(0)
+  local requests = {
+    outside = { { uri = vim.uri_from_fname(b .. "/b.py"), instruction = "tidy" } },
+    missing = { { uri = vim.uri_from_fname(a .. "/missing.py"), instruction = "tidy" } },
+    empty = { { uri = uri, instruction = "  " } },
+    number = { { uri = uri, instruction = 42 } },
+    no_instruction = { { uri = uri } },
+    bare_number = { 42 },
+  }
+  report.errors = {}
+  for name, arguments in pairs(requests) do
+    local response = command("deepacp.edit", arguments)
+    report.errors[name] = response.err and response.err.message or "accepted"
+  end
+  report.messages = {}
+  deepacp.edit(" ", nil, { sync = true }) -- through the module: the user sees the reason
+  report.module_error = report.messages[#report.messages]
+  open(b .. "/b.py")
+  local second = deepacp.client()
+  report.roots = { first.config.root_dir, second.config.root_dir }
+  report.same_client = first.id == second.id
+end
+
+-- A request the agent answers without a change is announced once.
+function scenarios.no_change()
+  open(env("DEEPACP_TEST_FILE"))
+  report.result = deepacp.edit("bump the version", nil, { sync = true })
+end
+
+-- "Show diff" from the code-action menu shows the diff on any Neovim.
+function scenarios.show_diff()
+  open(env("DEEPACP_TEST_FILE"))
+  deepacp.edit("bump the version", nil, { sync = true })
+  local capabilities = vim.lsp.protocol.make_client_capabilities()
+  report.show_document = (capabilities.window.showDocument or {}).support == true
+  report.messages = {}
+  code_action(1, "deepacp: Show diff")
+  wait("the diff", function()
+    return said("@@") ~= nil or vim.api.nvim_buf_get_name(0):match("%.diff$") ~= nil
+  end)
+  report.diff_buffer = vim.api.nvim_buf_get_name(0):match("%.diff$") and lines() or nil
 end
 
 local ok, err = pcall(function()
-  vim.opt.runtimepath:prepend(os.getenv("DEEPACP_NVIM_RTP"))
-  local deepacp = require("deepacp")
+  vim.opt.runtimepath:prepend(env("DEEPACP_NVIM_RTP"))
+  deepacp = require("deepacp")
   deepacp.setup({
-    cmd = { os.getenv("DEEPACP_BIN"), "lsp" },
-    init_options = { model = os.getenv("DEEPACP_TEST_MODEL") },
+    cmd = { env("DEEPACP_BIN"), "lsp" },
+    init_options = { model = env("DEEPACP_TEST_MODEL") },
   })
-  vim.cmd("edit " .. os.getenv("DEEPACP_TEST_FILE"))
-  if not vim.wait(20000, function()
-    local client = deepacp.client()
-    return client ~= nil and client.initialized
-  end, 50) then
-    fail("the language server did not start")
+  scenarios[env("DEEPACP_TEST_SCENARIO")]()
+  if vim.fn.has("nvim-0.10") == 1 then
+    vim.cmd("checkhealth vim.deprecated")
+    report.deprecated = table.concat(lines(), "\n")
   end
-  -- An unsaved change: the proposal must be made against it.
-  vim.api.nvim_buf_set_lines(0, 0, 1, false, { "VERSION = '1.0.0-unsaved'" })
-  local result = deepacp.edit("bump the version", nil, { sync = true })
-  if result == nil or result.proposal == nil then
-    fail("no proposal: " .. vim.inspect(result))
-  end
-  if not deepacp.accept() then
-    fail("no Accept proposal code action")
-  end
-  vim.cmd("write")
-  local file = io.open(os.getenv("DEEPACP_TEST_RESULT"), "w")
-  file:write("OK " .. result.proposal)
-  file:close()
-  vim.cmd("qall!")
 end)
-if not ok then
-  fail(tostring(err))
-end
+finish(not ok and tostring(err) or nil)

@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Union
 
@@ -18,7 +17,10 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
 HOME = tempfile.mkdtemp(prefix="deepacp-lsp-home-")
-CLIENTS = ["visual-studio-code", "neovim"]
+# The three tiers of review: VS Code (file operations and annotations in documentChanges),
+# Neovim 0.7 (neither, and no showDocument; Neovim 0.11 runs for real in test_neovim.py) and
+# Emacs (documentChanges without file operations).
+CLIENTS = ["visual-studio-code", "neovim@v0.7.0", "emacs"]
 
 
 def make_client() -> LanguageClient:
@@ -65,9 +67,11 @@ async def client(request, lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-async def start(client: LanguageClient, root: Path, turns: list[dict], **options) -> None:
+async def start(client: LanguageClient, root: Path, turns: list[dict], **options) -> Path:
+    """Initialize with a scripted model; returns the file where it records its requests."""
     script = root.parent / f"{root.name}-script.json"
-    script.write_text(json.dumps({"turns": turns}))
+    record = root.parent / f"{root.name}-requests.jsonl"
+    script.write_text(json.dumps({"record": str(record), "turns": turns}))
     await client.initialize_session(
         T.InitializeParams(
             capabilities=client_capabilities(client.client_name),
@@ -75,6 +79,25 @@ async def start(client: LanguageClient, root: Path, turns: list[dict], **options
             initialization_options={"model": f"scripted:{script}", **options},
         )
     )
+    return record
+
+
+async def until(condition, what: str) -> None:
+    """Wait for what the server sends on its own time (diagnostics, messages)."""
+    try:
+        async with asyncio.timeout(10):
+            while not condition():
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+def hints(client: LanguageClient, uri: str) -> list[T.Diagnostic]:
+    return [d for d in client.diagnostics.get(uri, []) if d.source == "deepacp"]
+
+
+def said(client: LanguageClient, text: str) -> list[str]:
+    return [m.message for m in client.messages if text in m.message]
 
 
 def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
@@ -130,38 +153,25 @@ async def actions(client: LanguageClient, uri: str, line: int) -> dict[str, T.Co
     return {a.title: a for a in found or []}
 
 
+def edit_call(call_id: str, path: str, old: str, new: str, said: str = "") -> dict:
+    args = {"file_path": path, "old_string": old, "new_string": new}
+    return {"content": said, "tool_calls": [{"id": call_id, "name": "edit_file", "args": args}]}
+
+
+def write_call(call_id: str, path: str, content: str) -> dict:
+    args = {"file_path": path, "content": content}
+    return {"tool_calls": [{"id": call_id, "name": "write_file", "args": args}]}
+
+
 EDIT_TWO_PLACES = [
-    {
-        "tool_calls": [
-            {
-                "id": "e",
-                "name": "edit_file",
-                "args": {
-                    "file_path": "calc.py",
-                    "old_string": "return a + b  # unsaved",
-                    "new_string": "return a + b + 0",
-                },
-            }
-        ]
-    },
-    {
-        "tool_calls": [
-            {
-                "id": "e2",
-                "name": "edit_file",
-                "args": {
-                    "file_path": "calc.py",
-                    "old_string": "def sub(a, b):",
-                    "new_string": "def subtract(a, b):",
-                },
-            }
-        ]
-    },
+    edit_call("e", "calc.py", "return a + b  # unsaved", "return a + b + 0"),
+    edit_call("e2", "calc.py", "def sub(a, b):", "def subtract(a, b):", "Rename sub to subtract."),
     {"content": "Made add explicit and renamed sub to subtract."},
 ]
 
 DISK = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 BUFFER = "def add(a, b):\n    return a + b  # unsaved\n\n\ndef sub(a, b):\n    return a - b\n"
+TODO = "- test\n"
 
 
 async def test_edit_of_an_unsaved_buffer_is_a_proposal_until_accepted(
@@ -173,22 +183,23 @@ async def test_edit_of_an_unsaved_buffer_is_a_proposal_until_accepted(
     result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy the helpers"})
     assert result["hunks"] == 2 and result["files"] == [uri]
     assert (tmp_path / "calc.py").read_text() == DISK  # nothing touched the disk
-    [reports] = client.progress_reports.values()  # both clients declare workDoneProgress
+    [reports] = client.progress_reports.values()  # every client here declares workDoneProgress
     kinds = [r.kind for r in reports]
     assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
     assert reports[0].cancellable is True
-    await asyncio.sleep(0.1)
-    hints = [d for d in client.diagnostics[uri] if d.source == "deepacp"]
-    assert len(hints) == 2 and all(d.severity == T.DiagnosticSeverity.Hint for d in hints)
-    assert "renamed sub to subtract" in hints[0].message
+    await until(lambda: len(hints(client, uri)) == 2, "two hints")
+    assert all(d.severity == T.DiagnosticSeverity.Hint for d in hints(client, uri))
+    # Each hint says what its hunk does: the agent's word for it, else its first line.
+    assert [d.message for d in hints(client, uri)] == [
+        "deepacp proposes: return a + b + 0",
+        "deepacp: Rename sub to subtract.",
+    ]
 
     hover = await client.text_document_hover_async(
         T.HoverParams(T.TextDocumentIdentifier(uri), T.Position(1, 4))
     )
-    assert (
-        "-    return a + b  # unsaved" in hover.contents.value
-        and "+    return a + b + 0" in hover.contents.value
-    )
+    assert "--- a/calc.py\n+++ b/calc.py\n@@ -2,1 +2,1 @@\n" in hover.contents.value
+    assert "-    return a + b  # unsaved\n+    return a + b + 0" in hover.contents.value
 
     found = await actions(client, uri, 1)
     assert {
@@ -204,8 +215,7 @@ async def test_edit_of_an_unsaved_buffer_is_a_proposal_until_accepted(
     assert text.splitlines()[1] == "    return a + b + 0" and "def sub(a, b):" in text
     change_document(client, uri, text, 2)
     await execute(client, accept.command.command, *accept.command.arguments)
-    await asyncio.sleep(0.1)
-    assert len([d for d in client.diagnostics[uri] if d.source == "deepacp"]) == 1
+    await until(lambda: len(hints(client, uri)) == 1, "one hint left")
 
     found = await actions(client, uri, 4)
     rest = found["deepacp: Accept all in file"]
@@ -213,12 +223,8 @@ async def test_edit_of_an_unsaved_buffer_is_a_proposal_until_accepted(
     assert text.splitlines()[4] == "def subtract(a, b):"
     change_document(client, uri, text, 3)
     await execute(client, rest.command.command, *rest.command.arguments)
-    await asyncio.sleep(0.1)
-    assert [d for d in client.diagnostics[uri] if d.source == "deepacp"] == []
+    await until(lambda: hints(client, uri) == [], "no hints left")
     assert (tmp_path / "calc.py").read_text() == DISK  # the editor saves, not deepacp
-
-    diff = await execute(client, "deepacp.showDiff", result["proposal"])
-    assert "+def subtract(a, b):" in Path(diff["path"]).read_text()
 
 
 async def test_reject_and_stale_hunks_are_never_applied(
@@ -235,62 +241,107 @@ async def test_reject_and_stale_hunks_are_never_applied(
     # The user edits the text under the remaining hunk: it is stale now.
     edited = BUFFER.replace("def sub(a, b):", "def sub(a, b, c=0):")
     change_document(client, uri, edited, 2)
-    await asyncio.sleep(0.1)
-    [stale] = [d for d in client.diagnostics[uri] if d.source == "deepacp"]
-    assert "stale" in stale.message and stale.severity == T.DiagnosticSeverity.Warning
+    await until(lambda: "stale" in "".join(d.message for d in hints(client, uri)), "stale")
+    [stale] = hints(client, uri)
+    assert stale.severity == T.DiagnosticSeverity.Warning
     hunk = stale.data["hunk"]
     outcome = await execute(client, "deepacp.acceptHunk", proposal, uri, hunk)
     assert outcome == {"applied": False, "reason": "stale"}
-    assert client.applied_edits == []
     assert all("Accept this hunk" not in title for title in await actions(client, uri, 4))
-    await execute(client, "deepacp.rejectProposal", proposal)
-    await asyncio.sleep(0.1)
-    assert [d for d in client.diagnostics[uri] if d.source == "deepacp"] == []
-
-
-async def test_accept_proposal_from_the_server(client: LanguageClient, tmp_path: Path) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    turns = [
-        {
-            "tool_calls": [
-                {
-                    "id": "n",
-                    "name": "write_file",
-                    "args": {"file_path": "notes/todo.md", "content": "- test\n"},
-                }
-            ]
-        },
-        {
-            "tool_calls": [
-                {
-                    "id": "e",
-                    "name": "edit_file",
-                    "args": {
-                        "file_path": "calc.py",
-                        "old_string": "a - b",
-                        "new_string": "a - b  # ok",
-                    },
-                }
-            ]
-        },
-        {"content": "Added notes and a comment."},
+    # Accepting the proposal applies nothing and says what is left, and where.
+    outcome = await execute(client, "deepacp.acceptProposal")
+    assert outcome["applied"] is False
+    assert outcome["left"] == [{"file": "calc.py", "line": 5, "reason": "stale"}]
+    assert client.applied_edits == []
+    assert said(client, "still pending") == [
+        "deepacp: nothing accepted; still pending: calc.py line 5 "
+        "(stale: the text under it changed since it was proposed)"
     ]
-    await start(client, tmp_path, turns)
+    await execute(client, "deepacp.rejectProposal", proposal)
+    await until(lambda: hints(client, uri) == [], "no hints left")
+
+
+NEW_FILE_AND_EDIT = [
+    write_call("n", "notes/todo.md", TODO),
+    edit_call("e", "calc.py", "a - b", "a - b  # ok"),
+    {"content": "Added notes and a comment."},
+]
+
+
+async def test_a_new_file_is_never_written_by_the_server(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    await start(client, tmp_path, NEW_FILE_AND_EDIT)
     uri = open_document(client, tmp_path / "calc.py", DISK)
     result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "annotate"})
     assert len(result["files"]) == 2
-    assert not (tmp_path / "notes").exists()
+    new_file = (tmp_path / "notes" / "todo.md").as_uri()
+    await until(lambda: len(hints(client, new_file)) == 1, "a hint for the new file")
+    assert hints(client, new_file)[0].message == "deepacp proposes: new file: - test"
     outcome = await execute(client, "deepacp.acceptProposal", result["proposal"])
-    assert outcome["applied"] is True
+    assert outcome["applied"] is True and outcome["left"] == []
     [applied] = client.applied_edits
     assert "a - b  # ok" in apply(DISK, edits_for(applied.edit, uri))
-    new_file = (tmp_path / "notes" / "todo.md").as_uri()
-    if applied.edit.document_changes:  # the editor creates the file (VS Code)
-        creates = [c for c in applied.edit.document_changes if isinstance(c, T.CreateFile)]
+    creates = [c for c in applied.edit.document_changes or [] if isinstance(c, T.CreateFile)]
+    if client.client_name == "visual-studio-code":  # the editor creates it (file operations)
         assert [c.uri for c in creates] == [new_file]
-        assert not (tmp_path / "notes").exists()
-    else:  # no file operations in this client: deepacp writes it once accepted (Neovim)
-        assert (tmp_path / "notes" / "todo.md").read_text() == "- test\n"
+        [insert] = edits_for(applied.edit, new_file)
+        assert insert.range == T.Range(T.Position(0, 0), T.Position(0, 0))
+        assert insert.new_text == TODO
+    else:  # a text edit filling the editor's empty document for it (an unsaved buffer)
+        assert creates == []
+        [fill] = edits_for(applied.edit, new_file)
+        assert fill.range == T.Range(T.Position(0, 0), T.Position(1, 0))
+        assert apply("\n", [fill]) == TODO  # Neovim opens a missing file as one empty line
+    assert not (tmp_path / "notes").exists()  # on no client does the server write it
+    assert said(client, "not saved yet") == [
+        "deepacp: accepted into the editor, not saved yet: calc.py, notes/todo.md (new)"
+    ]
+
+
+async def test_a_new_file_open_in_the_editor_is_filled_exactly(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    await start(client, tmp_path, NEW_FILE_AND_EDIT)
+    uri = open_document(client, tmp_path / "calc.py", DISK)
+    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "annotate"})
+    # The user opens the new file before accepting: the editor holds one empty line.
+    new_file = open_document(client, tmp_path / "notes" / "todo.md", "\n")
+    for title in ("deepacp: Accept this hunk", "deepacp: Accept proposal"):
+        action = (await actions(client, new_file, 0))[title]
+        assert apply("\n", edits_for(action.edit, new_file)) == TODO  # no extra blank line
+    # Text typed into it since makes the proposed file stale: it is not overwritten.
+    change_document(client, new_file, "mine\n", 2)
+    outcome = await execute(client, "deepacp.acceptFile", result["proposal"], new_file)
+    assert outcome == {"applied": False, "reason": "stale"}
+
+
+async def test_a_deletion_is_done_by_the_editor_or_left_to_the_user(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    (tmp_path / "old.py").write_text("OLD = 1\n")
+    turns = [
+        {"tool_calls": [{"id": "d", "name": "delete", "args": {"file_path": "old.py"}}]},
+        {"content": "Removed old.py."},
+    ]
+    await start(client, tmp_path, turns)
+    uri = open_document(client, tmp_path / "calc.py", DISK)
+    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "drop old.py"})
+    outcome = await execute(client, "deepacp.acceptProposal", result["proposal"])
+    assert (tmp_path / "old.py").exists()  # the server deletes nothing itself
+    if client.client_name == "visual-studio-code":
+        [applied] = client.applied_edits
+        [delete] = applied.edit.document_changes
+        assert isinstance(delete, T.DeleteFile) and delete.uri == (tmp_path / "old.py").as_uri()
+    else:
+        assert client.applied_edits == [] and outcome["left"][0]["reason"] == "delete"
+        assert said(client, "still pending") == [
+            "deepacp: nothing accepted; still pending: old.py "
+            "(to delete: this editor cannot delete files for deepacp)"
+        ]
 
 
 async def test_review_in_editor_uses_annotations_where_declared(
@@ -313,19 +364,138 @@ async def test_review_in_editor_uses_annotations_where_declared(
     assert all(isinstance(e, T.AnnotatedTextEdit) for e in edits) and len(edits) == 2
 
 
-async def test_cancel_stops_a_running_edit_quickly(client: LanguageClient, tmp_path: Path) -> None:
+async def test_show_diff_opens_the_diff_or_shows_it_as_a_message(
+    client: LanguageClient, tmp_path: Path
+) -> None:
     (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, [{"content": "thinking " * 300, "delay_ms": 20}])
+    await start(client, tmp_path, EDIT_TWO_PLACES)
+    uri = open_document(client, tmp_path / "calc.py", BUFFER)
+    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    client.messages.clear()
+    shown = await execute(client, "deepacp.showDiff", result["proposal"])
+    diff = Path(shown["path"]).read_text()
+    assert diff.startswith("--- a/calc.py\n+++ b/calc.py\n") and "+def subtract(a, b):" in diff
+    if client.client_name == "visual-studio-code":  # the one of these with showDocument
+        assert shown["shown"] == "document"
+        assert [d.uri for d in client.shown_documents] == [Path(shown["path"]).as_uri()]
+    else:  # nothing to open it with (Neovim 0.7): the diff itself is the message
+        assert shown["shown"] == "message" and client.shown_documents == []
+        message = f"deepacp: proposal {result['proposal']}\n{diff}"
+        assert said(client, "+def subtract(a, b):") == [message]
+
+
+async def test_cancel_keeps_the_edits_made_so_far_as_a_partial_proposal(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    turns = [
+        edit_call("e", "calc.py", "a - b", "a - b  # checked", "Comment the subtraction."),
+        {"content": "thinking " * 300, "delay_ms": 20},
+    ]
+    record = await start(client, tmp_path, turns)
     uri = open_document(client, tmp_path / "calc.py", DISK)
     running = asyncio.create_task(
         execute(client, "deepacp.edit", {"uri": uri, "instruction": "slow"})
     )
-    await asyncio.sleep(1.0)
-    started = time.monotonic()
+
+    def second_model_call() -> bool:  # the edit is done: the model is asked again
+        return record.exists() and len(record.read_text().splitlines()) >= 2
+
+    await until(second_model_call, "the second model call")
     await execute(client, "deepacp.cancel")
     result = await running
-    assert result["cancelled"] is True
-    assert time.monotonic() - started < 1.0  # promptly; benchmarks/lsp_latency.py measures it
+    assert result["cancelled"] is True and result["partial"] is True and result["hunks"] == 1
+    assert "thinking " * 300 not in result["summary"]  # the run was cut short
+    await until(lambda: len(hints(client, uri)) == 1, "the kept hunk's hint")
+    assert hints(client, uri)[0].message == (
+        "deepacp (partial: the run was cancelled): Comment the subtraction."
+    )
+    assert said(client, "cancelled") == [
+        "deepacp: cancelled; the 1 change made before that are kept as a partial proposal "
+        "in calc.py"
+    ]
+    accept = (await actions(client, uri, 5))["deepacp: Accept this hunk"]
+    assert apply(DISK, edits_for(accept.edit, uri)).endswith("return a - b  # checked\n")
+
+
+async def test_cancel_before_any_edit_says_so(client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    record = await start(client, tmp_path, [{"content": "thinking " * 300, "delay_ms": 20}])
+    uri = open_document(client, tmp_path / "calc.py", DISK)
+    running = asyncio.create_task(
+        execute(client, "deepacp.edit", {"uri": uri, "instruction": "slow"})
+    )
+    await until(record.exists, "the model call")
+    await execute(client, "deepacp.cancel")
+    result = await running
+    assert result["cancelled"] is True and result["proposal"] is None
+    assert said(client, "cancelled") == ["deepacp: cancelled before anything was proposed"]
+
+
+async def test_bad_requests_are_refused_in_plain_words_before_the_model_runs(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "calc.py").write_text(DISK)
+    (tmp_path / "elsewhere.py").write_text(DISK)
+    record = await start(client, workspace, [{"content": "must not be asked"}])
+    uri = open_document(client, workspace / "calc.py", DISK)
+    refused = {
+        "outside": [{"uri": (tmp_path / "elsewhere.py").as_uri(), "instruction": "tidy"}],
+        "missing": [{"uri": (workspace / "gone.py").as_uri(), "instruction": "tidy"}],
+        "empty": [{"uri": uri, "instruction": ""}],
+        "number": [{"uri": uri, "instruction": 7}],
+        "bare number": [7],
+        "no uri": [{"instruction": "tidy"}],
+        "bad range": [{"uri": uri, "instruction": "tidy", "range": {"start": 1}}],
+        "unknown field": [{"uri": uri, "instruction": "tidy", "file": "calc.py"}],
+        "blank words": ["  "],
+    }
+    errors = {}
+    for name, arguments in refused.items():
+        with pytest.raises(Exception) as caught:
+            await execute(client, "deepacp.edit", *arguments)
+        errors[name] = str(caught.value)
+    assert f"{tmp_path / 'elsewhere.py'} is outside the workspace {workspace}" in errors["outside"]
+    assert f"{workspace / 'gone.py'} does not exist" in errors["missing"]
+    assert f"(workspace {workspace})" in errors["missing"]
+    assert "the instruction is empty" in errors["empty"] and "empty" in errors["blank words"]
+    assert "'instruction' must be text saying what to change, not a number" in errors["number"]
+    assert "got a number" in errors["bare number"]
+    assert "'uri' is missing" in errors["no uri"]
+    assert "'range' must be {start: {line, character}" in errors["bad range"]
+    assert "unknown field 'file'" in errors["unknown field"]
+    for message in errors.values():
+        assert "ValueError" not in message and "structuring" not in message
+    assert not record.exists()  # not one model call
+    # The server is still up and serves a good request.
+    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "say hi"})
+    assert result["proposal"] is None and len(record.read_text().splitlines()) == 1
+
+
+async def test_a_model_that_cannot_be_used_is_reported_in_plain_words(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    await start(client, tmp_path, [], model="nope:model")
+    uri = open_document(client, tmp_path / "calc.py", DISK)
+    with pytest.raises(
+        Exception, match=r"model 'nope:model': Unsupported provider='nope'\."
+    ) as caught:
+        await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    assert "Error:" not in str(caught.value)  # no exception class in front of it
+
+
+async def test_no_change_is_announced_once(client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    await start(client, tmp_path, [{"content": "Nothing to change here."}])
+    uri = open_document(client, tmp_path / "calc.py", DISK)
+    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    assert result["proposal"] is None and result["summary"] == "Nothing to change here."
+    assert said(client, "Nothing to change") == [
+        "deepacp: no change proposed: Nothing to change here."
+    ]
 
 
 async def test_shell_commands_ask_through_show_message_request(
@@ -341,6 +511,9 @@ async def test_shell_commands_ask_through_show_message_request(
     await start(client, tmp_path, turns)
     uri = open_document(client, tmp_path / "calc.py", DISK)
     await execute(client, "deepacp.edit", {"uri": uri, "instruction": "run it"})
+    if client.capabilities.window.show_message is None:  # Emacs: nobody to ask, so denied
+        assert client.message_requests == [] and not (tmp_path / "ran.txt").exists()
+        return
     [asked] = client.message_requests
     assert "touch ran.txt" in asked.message
     assert [a.title for a in asked.actions] == ["Allow once", "Always for this session", "Deny"]
@@ -381,18 +554,17 @@ async def test_skill_files_get_lint_as_you_type(client: LanguageClient, tmp_path
         folder / "SKILL.md",
         "---\nname: Release_Notes\ndescription: Draft notes.\n---\n",
     )
-    await asyncio.sleep(0.2)
+    await until(lambda: client.diagnostics.get(uri), "the skill's lint")
     [problem] = client.diagnostics[uri]
     assert "lowercase" in problem.message and problem.range.start.line == 1
     change_document(client, uri, "---\nname: release-notes\ndescription: Draft notes.\n---\n", 2)
-    await asyncio.sleep(0.2)
-    assert list(client.diagnostics[uri]) == []
+    await until(lambda: list(client.diagnostics[uri]) == [], "the lint to clear")
     memory = open_document(
         client,
         tmp_path / "AGENTS.md",
         "Use ruff.\nANTHROPIC_API_KEY = sk-ant-abcdefghijklmnopqrstuv\n",
     )
-    await asyncio.sleep(0.2)
+    await until(lambda: client.diagnostics.get(memory), "the memory file's lint")
     [secret] = client.diagnostics[memory]
     assert secret.range.start.line == 1 and "secret" in secret.message
 
@@ -405,6 +577,9 @@ async def test_code_lenses_are_opt_in(client: LanguageClient, tmp_path: Path) ->
     lenses = await client.text_document_code_lens_async(
         T.CodeLensParams(T.TextDocumentIdentifier(uri))
     )
+    if not client.capabilities.text_document.code_lens:
+        assert not lenses
+        return
     assert [lens.command.title for lens in lenses] == ["Accept", "Discard", "Accept", "Discard"]
     accept = lenses[0].command
     outcome = await execute(client, accept.command, *accept.arguments)
@@ -419,8 +594,6 @@ async def test_an_instruction_typed_at_a_prompt_is_about_the_last_document(
     await start(client, tmp_path, EDIT_TWO_PLACES)
     with pytest.raises(Exception, match="open the file"):
         await execute(client, "deepacp.edit", "tidy the helpers")
-    with pytest.raises(Exception, match="takes"):
-        await execute(client, "deepacp.edit", {"instruction": "no uri"})
     uri = open_document(client, tmp_path / "calc.py", BUFFER)
     result = await execute(client, "deepacp.edit", "tidy", "the", "helpers")
     assert result["files"] == [uri] and result["hunks"] == 2

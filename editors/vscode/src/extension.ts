@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
 
-import { EditResult, editArguments, initializationOptions, resultMessage, serverCommand, Settings } from "./helpers";
+import { EditResult, editArguments, initializationOptions, serverCommand, Settings } from "./helpers";
 
 let client: LanguageClient | undefined;
 let lastProposal: string | null = null;
@@ -44,8 +44,7 @@ async function editSelection(): Promise<void> {
       return execute("deepacp.edit", [args]);
     },
   )) as EditResult;
-  lastProposal = result?.proposal ?? null;
-  vscode.window.showInformationMessage(resultMessage(result));
+  lastProposal = result?.proposal ?? null; // the server has told the user how it went
 }
 
 async function reviewProposal(): Promise<void> {

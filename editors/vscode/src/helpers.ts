@@ -50,18 +50,3 @@ export function initializationOptions(settings: Settings): Record<string, string
   }
   return options;
 }
-
-/** What to tell the user when an edit finishes. */
-export function resultMessage(result: EditResult | undefined): string {
-  if (!result) {
-    return "deepacp: no answer from the server";
-  }
-  if (result.cancelled) {
-    return "deepacp: cancelled";
-  }
-  if (!result.proposal) {
-    return `deepacp: no change proposed. ${result.summary ?? ""}`.trim();
-  }
-  const count = result.hunks ?? 0;
-  return `deepacp proposes ${count} change${count === 1 ? "" : "s"}: ${result.summary ?? ""}`.trim();
-}

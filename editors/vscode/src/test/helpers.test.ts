@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 
-import { editArguments, initializationOptions, resultMessage, serverCommand } from "../helpers";
+import { editArguments, initializationOptions, serverCommand } from "../helpers";
 
 test("an empty selection edits the whole file", () => {
   const args = editArguments("file:///w/a.py", { startLine: 3, endLine: 3, isEmpty: true }, "  add types ");
@@ -18,11 +18,4 @@ test("the server runs as `deepacp lsp` and asks for annotated review", () => {
   assert.deepEqual(serverCommand(settings), { command: "deepacp", args: ["lsp"] });
   assert.deepEqual(initializationOptions(settings), { shell: "deny", review: "annotated", model: "openai:gpt-5.1" });
   assert.equal("model" in initializationOptions({ ...settings, model: null }), false);
-});
-
-test("result messages", () => {
-  assert.equal(resultMessage({ cancelled: true }), "deepacp: cancelled");
-  assert.equal(resultMessage({ proposal: "p1", hunks: 1, summary: "Renamed x." }), "deepacp proposes 1 change: Renamed x.");
-  assert.equal(resultMessage({ proposal: null, summary: "Nothing to do." }), "deepacp: no change proposed. Nothing to do.");
-  assert.equal(resultMessage(undefined), "deepacp: no answer from the server");
 });

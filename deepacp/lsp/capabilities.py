@@ -1,0 +1,50 @@
+"""What the client can do, from its declared capabilities, and the review surfaces that follow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from lsprotocol import types as T
+
+Tier = Literal["diagnostics", "annotated", "lens"]
+
+
+@dataclass(frozen=True)
+class ClientSupport:
+    document_changes: bool
+    create_files: bool
+    delete_files: bool
+    annotations: bool
+    show_document: bool
+    show_message_request: bool
+    progress: bool
+    code_lens: bool
+
+
+def client_support(caps: T.ClientCapabilities) -> ClientSupport:
+    workspace = caps.workspace
+    edit = workspace.workspace_edit if workspace else None
+    operations = set(edit.resource_operations or []) if edit else set()
+    window = caps.window
+    document = caps.text_document
+    return ClientSupport(
+        document_changes=bool(edit and edit.document_changes),
+        create_files=T.ResourceOperationKind.Create in operations,
+        delete_files=T.ResourceOperationKind.Delete in operations,
+        annotations=bool(edit and edit.change_annotation_support and edit.document_changes),
+        show_document=bool(window and window.show_document and window.show_document.support),
+        show_message_request=bool(window and window.show_message),
+        progress=bool(window and window.work_done_progress),
+        code_lens=bool(document and document.code_lens),
+    )
+
+
+def review_tiers(support: ClientSupport, preference: str = "auto") -> set[Tier]:
+    """Which review surfaces to offer. Diagnostics and code actions always work."""
+    tiers: set[Tier] = {"diagnostics"}
+    if support.annotations and preference in ("auto", "annotated"):
+        tiers.add("annotated")
+    if support.code_lens and preference == "lens":
+        tiers.add("lens")
+    return tiers

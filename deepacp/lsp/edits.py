@@ -1,0 +1,175 @@
+"""The workspace edits that apply a proposal, shaped for what the client can do. Pure.
+
+Nothing here writes a file: every change goes to the editor, which applies it to its
+buffers, and the user saves. A file the agent created is a CreateFile the editor performs
+where the client declares file operations in `documentChanges` (VS Code); elsewhere it is
+a text edit that replaces the whole of the editor's empty document for that file (Neovim
+and Emacs open an unsaved buffer for it). A deletion needs the client's DeleteFile;
+without it the hunk is left for the user to do or reject.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lsprotocol import types as T
+
+from deepacp.lsp.capabilities import ClientSupport
+from deepacp.lsp.proposal import FileChange, Hunk, Proposal, locate
+
+Documents = dict[str, tuple[str | None, int | None]]
+"""uri -> (the file's text now, its editor version); None text: the file does not exist."""
+
+LeftReason = Literal["pending", "stale", "delete"]
+Operation = Literal["edit", "create", "delete"]
+
+
+@dataclass(frozen=True)
+class Left:
+    """A pending hunk that an accept did not apply, where it is, and why."""
+
+    uri: str
+    line: int
+    reason: LeftReason
+
+
+@dataclass
+class FileEdit:
+    """What applying some pending hunks of one file takes."""
+
+    uri: str
+    version: int | None
+    operation: Operation = "edit"
+    edits: list[T.TextEdit] = field(default_factory=list)
+    covered: dict[str, int] = field(default_factory=dict)
+    """Hunk id -> the line it applies at."""
+    left: list[Left] = field(default_factory=list)
+    deltas: list[tuple[int, int]] = field(default_factory=list)
+    """(line, lines added or removed) of each covered hunk."""
+
+    def left_after(self) -> list[Left]:
+        """The hunks left out, at the lines they will be on once this edit is applied."""
+        return [
+            Left(x.uri, x.line + sum(d for at, d in self.deltas if at < x.line), x.reason)
+            for x in self.left
+        ]
+
+    @property
+    def empty(self) -> bool:
+        return not self.edits and self.operation != "delete"
+
+
+def lines_of(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def hunk_range(at: int, hunk: Hunk) -> T.Range:
+    return T.Range(T.Position(at, 0), T.Position(at + len(hunk.old_lines), 0))
+
+
+def whole_range(text: str | None) -> T.Range:
+    """All of a document; None: one the editor has not opened yet, which it opens as one
+    empty line when the file does not exist (a range past the end is clamped)."""
+    end = 1 if text is None else len(lines_of(text))
+    if text and not text.endswith(("\n", "\r")):
+        last = lines_of(text)[-1]
+        return T.Range(T.Position(0, 0), T.Position(end - 1, len(last.encode("utf-16-le")) // 2))
+    return T.Range(T.Position(0, 0), T.Position(end, 0))
+
+
+def file_edit(
+    change: FileChange,
+    current: str | None,
+    version: int | None,
+    support: ClientSupport,
+    hunk_ids: set[str] | None = None,
+) -> FileEdit:
+    """The edit applying the chosen pending hunks (all when `hunk_ids` is None); stale
+    hunks, and deletions the client cannot do, are left out."""
+    chosen = [h for h in change.pending if hunk_ids is None or h.id in hunk_ids]
+    out = FileEdit(change.uri, version)
+    if change.deleted:
+        if support.document_changes and support.delete_files:
+            out.operation = "delete"
+        if out.operation == "delete" or current is None:  # None: it is gone already
+            out.covered = {h.id: 0 for h in chosen}
+        else:
+            out.left = [Left(change.uri, 0, "delete") for _ in chosen]
+        return out
+    if change.created and current is None:
+        creates = support.document_changes and support.create_files
+        out.operation = "create" if creates else "edit"
+        where = T.Range(T.Position(0, 0), T.Position(0, 0)) if creates else whole_range(None)
+        out.edits = [T.TextEdit(where, change.new_text or "")]
+        out.covered = {h.id: 0 for h in chosen}
+        return out
+    lines = lines_of(current or "")
+    for hunk in chosen:
+        at = locate(change, hunk, lines)
+        if at is None:
+            out.left.append(Left(change.uri, min(hunk.start, max(0, len(lines) - 1)), "stale"))
+            continue
+        where = whole_range(current) if change.created else hunk_range(at, hunk)
+        out.edits.append(T.TextEdit(where, "".join(hunk.new_lines)))
+        out.covered[hunk.id] = at
+        out.deltas.append((at, hunk.delta))
+    return out
+
+
+def proposal_edits(
+    proposal: Proposal, documents: Documents, support: ClientSupport
+) -> list[FileEdit]:
+    """A file edit for every file with pending hunks."""
+    return [
+        file_edit(change, *documents.get(uri, (None, None)), support)
+        for uri, change in proposal.files.items()
+        if change.pending
+    ]
+
+
+def workspace_edit(
+    parts: list[FileEdit],
+    support: ClientSupport,
+    annotation: tuple[str, T.ChangeAnnotation] | None = None,
+) -> T.WorkspaceEdit | None:
+    """One WorkspaceEdit for the parts (None when there is nothing to apply): plain
+    `changes` unless the client declares `documentChanges`; annotated edits when given an
+    annotation (they then need the user's confirmation)."""
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return None
+    if not support.document_changes:
+        return T.WorkspaceEdit(changes={p.uri: p.edits for p in parts})
+    label = annotation[0] if annotation else None
+    changes: list = []
+    for part in parts:
+        if part.operation == "delete":
+            options = T.DeleteFileOptions(ignore_if_not_exists=True)
+            changes.append(T.DeleteFile(uri=part.uri, options=options, annotation_id=label))
+            continue
+        if part.operation == "create":
+            changes.append(T.CreateFile(uri=part.uri, annotation_id=label))
+        edits = (
+            [
+                T.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=label)
+                for e in part.edits
+            ]
+            if label
+            else part.edits
+        )
+        identifier = T.OptionalVersionedTextDocumentIdentifier(uri=part.uri, version=part.version)
+        changes.append(T.TextDocumentEdit(identifier, edits))
+    return T.WorkspaceEdit(
+        document_changes=changes,
+        change_annotations=dict([annotation]) if annotation else None,
+    )
+
+
+def outstanding(proposal: Proposal, documents: Documents, support: ClientSupport) -> list[Left]:
+    """Every pending hunk of the proposal, where it is and whether accepting would apply it."""
+    out: list[Left] = []
+    for part in proposal_edits(proposal, documents, support):
+        out += [Left(part.uri, at, "pending") for at in part.covered.values()]
+        out += part.left
+    return sorted(out, key=lambda left: (left.uri, left.line))
