@@ -51,11 +51,12 @@ REQUEST_TYPES = {
 
 @dataclass
 class RecordingClient:
-    """An ACP client that records updates and answers permission requests from a queue."""
+    """An ACP client that records updates and answers permission requests from a queue: an
+    option id, None (cancelled), or an exception (answered as a JSON-RPC error)."""
 
     updates: list[tuple[str, Any]] = field(default_factory=list)
     permission_requests: list[S.RequestPermissionRequest] = field(default_factory=list)
-    answers: list[str | None] = field(default_factory=list)
+    answers: list[str | Exception | None] = field(default_factory=list)
     on_permission: Callable[[S.RequestPermissionRequest], Awaitable[None]] | None = None
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -71,6 +72,8 @@ class RecordingClient:
         if self.on_permission is not None:
             await self.on_permission(request)
         answer = self.answers.pop(0) if self.answers else "allow_once"
+        if isinstance(answer, Exception):
+            raise answer
         if answer is None:
             return S.RequestPermissionResponse(outcome=S.DeniedOutcome(outcome="cancelled"))
         return S.RequestPermissionResponse(
