@@ -206,7 +206,9 @@ class Wire:
                 assert model is not None, f"unexpected method from the server: {message['method']}"
                 model.model_validate(message["params"])
             elif "error" in message:
-                assert isinstance(message["error"]["code"], int) and message["error"]["message"]
+                error = message["error"]
+                assert isinstance(error["code"], int) and error["message"]
+                assert error.get("data", "absent") is not None, "null data: omit it instead"
             else:
                 method = self.outgoing_methods.get(message["id"])
                 model = RESPONSE_TYPES.get(method or "")
