@@ -163,6 +163,19 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
     raise TypeError(f"no ACP update for {type(event).__name__}")
 
 
+def turn_meta(tokens: dict[str, int]) -> dict[str, Any] | None:
+    """The prompt response's `_meta`: the turn's token usage (a `usage` field exists only
+    in the unstable schema; the stable `usage_update` reports the context in use)."""
+    if not tokens:
+        return None
+    usage = {
+        "inputTokens": tokens["input"],
+        "outputTokens": tokens["output"],
+        "totalTokens": tokens["input"] + tokens["output"],
+    }
+    return {"deepacp": {"usage": usage}}
+
+
 def permission_tool_call(request: PermissionRequest) -> S.ToolCallUpdate:
     """The call a permission request is about, with the kind and proposed diff its card
     shows (clients draw the prompt from what the request carries)."""
