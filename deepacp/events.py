@@ -177,3 +177,4 @@ class PermissionRequest:
     options: tuple[PermissionKind, ...] = field(default=())
     kind: ToolKind = "other"
     diff: FileDiff | None = None
+    locations: tuple[Location, ...] = ()

@@ -44,7 +44,9 @@ def _text(text: str) -> S.TextContentBlock:
     return S.TextContentBlock(type="text", text=text)
 
 
-def _locations(event: ToolStarted | ToolFinished) -> list[S.ToolCallLocation] | None:
+def _locations(
+    event: ToolStarted | ToolFinished | PermissionRequest,
+) -> list[S.ToolCallLocation] | None:
     return [S.ToolCallLocation(path=loc.path, line=loc.line) for loc in event.locations] or None
 
 
@@ -184,6 +186,7 @@ def permission_tool_call(request: PermissionRequest) -> S.ToolCallUpdate:
         title=request.title,
         kind=request.kind,
         content=_diff_content(request.diff) or None,
+        locations=_locations(request),
     )
 
 

@@ -370,7 +370,9 @@ class Session:
         if card is not None:  # ask on the parent's task card, the one the user sees
             title = f"Sub-agent: {title}"
         options = permission_options(APPROVAL_DECISIONS)
-        return PermissionRequest(card or call_id, title, options, started.kind, started.diff)
+        return PermissionRequest(
+            card or call_id, title, options, started.kind, started.diff, started.locations
+        )
 
     async def _settle(self, reason: str, answers: dict[str, str] | None = None) -> None:
         """After a cancel or failure: record finished results, answer unfinished calls
