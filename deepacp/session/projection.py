@@ -36,6 +36,7 @@ from deepacp.events import (
 from deepacp.harness import names as T
 from deepacp.harness.messages import text_of
 from deepacp.harness.tools import edit_artifact
+from deepacp.secrets import redact_any, secret_values
 
 CARD_TEXT_CHARS = 20_000
 PLAN_CARD_TEXT = "Updated the plan"
@@ -106,7 +107,8 @@ def tool_started(call: dict, backend: Backend) -> ToolStarted:
 async def proposed_diff(name: str, args: dict, backend: Backend) -> FileDiff | None:
     """The whole-file diff a write, edit or delete would make, computed from the file's
     current text (read through `backend`, so an editor's unsaved buffer counts) without
-    touching it; None when the call would fail or there is no text to show."""
+    touching it, secrets redacted; None when the call would fail or there is no text to
+    show."""
     path = args.get("file_path")
     if name not in (T.WRITE_FILE, T.EDIT_FILE, T.DELETE) or not isinstance(path, str):
         return None
@@ -131,7 +133,8 @@ async def proposed_diff(name: str, args: dict, backend: Backend) -> FileDiff | N
             )
         else:
             after = None
-        return _diff_of(edit_artifact(backend, path, before, after))
+        # Redacted like the finished card's diff, which comes from a redacted tool result.
+        return _diff_of(redact_any(edit_artifact(backend, path, before, after), secret_values()))
     except (BackendError, OSError):
         return None
 

@@ -83,7 +83,9 @@ async def test_the_pending_card_and_the_permission_request_carry_the_diff_and_ki
             call_id = request.tool_call.tool_call_id
             assert request.tool_call.kind == kinds[call_id]
             assert diffs(request.tool_call.content) == expected[call_id]
-            if expected[call_id]:  # CodeCompanion names its diff view after the location
+            if expected[call_id]:  # CodeCompanion shows a diff when the first content is one,
+                assert request.tool_call.content[0].type == "diff"
+                # and names the diff view after the first location.
                 assert request.tool_call.locations[0].path == expected[call_id][0][0]
         assert request.tool_call.title == "echo checked"
 

@@ -129,6 +129,16 @@ async def test_proposed_diffs_are_whole_files_and_touch_nothing(tmp_path: Path) 
     assert not (tmp_path / "n.txt").exists()
 
 
+async def test_a_proposed_diff_shows_no_secret(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DEPLOY_TOKEN", "tok-canary-0123456789")
+    (tmp_path / "deploy.env").write_text("TOKEN=tok-canary-0123456789\nDEBUG=1\n")
+    args = {"file_path": "deploy.env", "old_string": "DEBUG=1", "new_string": "DEBUG=0"}
+    found = await proposed_diff("edit_file", args, FilesystemBackend(tmp_path))
+    assert found is not None
+    assert found.old_text == "TOKEN=[redacted]\nDEBUG=1\n"
+    assert found.new_text == "TOKEN=[redacted]\nDEBUG=0\n"
+
+
 def test_cards_for_people_results_for_the_model() -> None:
     rejected = ToolMessage(
         "User rejected the tool call. Do not retry this tool call unless asked.",
