@@ -95,18 +95,17 @@ def stored_key(variable: str, home: Path | None = None) -> str | None:
         return None
     try:
         return backend.get_password(SERVICE, variable)
-    except Exception:
+    except Exception:  # a locked keyring: reported as a missing key, which it is for now
         return None
 
 
-def forget_keys(home: Path | None = None) -> list[str]:
-    """Remove every stored key (from the keyring too); returns the variables forgotten."""
+def forget_keys(home: Path | None = None) -> None:
+    """Remove every stored key, from the keyring too."""
     path = credentials_path(home)
     data = _read(path)
     backend = _keyring() if any(e.get("keyring") for e in data.values()) else None
     for variable, entry in data.items():
         if entry.get("keyring") and backend is not None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # gone already, or the keyring is locked
                 backend.delete_password(SERVICE, variable)
     path.unlink(missing_ok=True)
-    return sorted(data)

@@ -68,12 +68,10 @@ def _configure_model(spec: str) -> str:
     return str(path)
 
 
-def run_setup(
-    model: str | None = None, read: TextIO | None = None, out: TextIO | None = None
-) -> int:
-    """Ask for the provider and its key, store them; 0 when a key was stored."""
-    read = read or sys.stdin
-    out = out or sys.stdout
+def run_setup(model: str | None = None) -> int:
+    """Ask for the provider and its key (`model`: the --model flag), store them; 0 when a
+    key was stored."""
+    read, out = sys.stdin, sys.stdout
     configured = _configured(model)
     provider = split_spec(configured)[0] if configured else None
     keyed = _keyed_providers()
@@ -99,6 +97,7 @@ def run_setup(
     try:
         check_provider(configured)
     except ConfigError as exc:
-        out.write(f"Note: {exc}\n")
-    out.write("Done: deepacp is ready for your editor.\n")
+        out.write(f"Still to do: {exc}\n")
+    else:
+        out.write("Done: deepacp is ready for your editor.\n")
     return 0

@@ -20,7 +20,14 @@ from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_resul
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions, deepacp_home, load_config
-from deepacp.errors import DeepacpError, ModelConfigError, SessionBusy, SessionInUse, TurnError
+from deepacp.errors import (
+    ConfigError,
+    DeepacpError,
+    ModelConfigError,
+    SessionBusy,
+    SessionInUse,
+    TurnError,
+)
 from deepacp.events import Notice
 from deepacp.harness.skills import discover_skills
 from deepacp.models import check_provider, configured_spec, resolve_model
@@ -133,7 +140,7 @@ class DeepacpAgent:
         try:
             spec = configured_spec(spec or self.options.model)
             check_provider(spec)
-        except ModelConfigError as exc:
+        except ConfigError as exc:  # no model, or a config or credentials file to fix
             raise RequestError(-32000, str(exc)) from None
         return spec
 

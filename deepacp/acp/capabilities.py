@@ -14,7 +14,7 @@ from deepacp._version import __version__
 PROTOCOL_VERSION = 1
 AUTH_METHOD = "model-api-key"
 SETUP_METHOD = "setup"
-SETUP_ARGS = ["setup"]
+SETUP_ARGS = ("setup",)
 """`deepacp setup`: the client adds these to the command it starts deepacp with."""
 
 AGENT_INFO = {"name": "deepacp", "title": "deepacp", "version": __version__}
@@ -74,7 +74,7 @@ def auth_methods(client_capabilities: Any = None) -> list[dict[str, Any]]:
                 "name": "Set up an API key",
                 "description": "Choose the model provider and paste its API key in a "
                 "terminal; it is kept in the OS keyring (or a file only you can read).",
-                "args": SETUP_ARGS,
+                "args": list(SETUP_ARGS),
             }
         )
     methods.append(
