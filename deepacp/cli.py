@@ -14,6 +14,7 @@ from deepacp._version import __version__
 USAGE_EXAMPLES = """\
 examples:
   deepacp --stdio                       ACP agent server for Zed, JetBrains and other ACP clients
+  deepacp setup                         choose a model provider and store its API key
   deepacp demo                          an offline demo on a copy of a small example project
   deepacp run --model anthropic:claude-sonnet-4-5 "add type hints to utils.py"
   deepacp run --mode yolo "run the tests and fix what fails"
@@ -39,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
     commands.add_parser("lsp", help="serve the Language Server Protocol on stdin/stdout")
     commands.add_parser("doctor", help="check the set-up and print the snippet for your editor")
+    commands.add_parser(
+        "setup", help="choose the model provider and store its API key (asked in the terminal)"
+    )
     run = commands.add_parser("run", help="run one prompt in a terminal, headless")
     run.add_argument("prompt", help="what to ask the agent")
     run.add_argument("--cwd", help="the workspace (default: the current directory)")
@@ -57,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     from deepacp.errors import DeepacpError
 
     try:
+        if args.command == "setup":  # before --stdio: clients append `setup` to the ACP command
+            from deepacp.setup import run_setup
+
+            return run_setup(args.model)
         if args.stdio:
             from deepacp.acp.server import serve
             from deepacp.config import ServerOptions

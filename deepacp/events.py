@@ -55,6 +55,9 @@ class ToolStarted:
     title: str
     args: dict
     locations: tuple[Location, ...] = ()
+    diff: FileDiff | None = None
+    """The change an edit, write or delete proposes, computed without touching the file
+    (None when it cannot be known: say the file is missing or old_string is not in it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +170,11 @@ ASK_IN_CHAT = "ask-in-chat"
 @dataclass(frozen=True, slots=True)
 class PermissionRequest:
     """A gated tool call waiting for the user; answered with one of `options` or None
-    (cancelled)."""
+    (cancelled). It repeats what the call's card shows, so the prompt can show it too."""
 
     tool_call_id: str
     title: str
     options: tuple[PermissionKind, ...] = field(default=())
+    kind: ToolKind = "other"
+    diff: FileDiff | None = None
+    locations: tuple[Location, ...] = ()

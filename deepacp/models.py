@@ -2,7 +2,8 @@
 
 Which model: the `--model` flag, else `DEEPACP_MODEL`, else `model` in
 `$DEEPACP_HOME/config.toml`. Provider packages are optional extras imported only when asked
-for; a missing package or API key is one readable `ModelConfigError` line.
+for; a missing package or API key is one readable `ModelConfigError` line. A provider's
+key is its environment variable, else the key `deepacp setup` stored (the variable wins).
 `openai:` honours `OPENAI_BASE_URL`, which is how OpenAI-compatible local servers are used.
 """
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from deepacp.config import load_config
 from deepacp.errors import ConfigError, ModelConfigError
+from deepacp.secrets import register_secrets
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -27,12 +29,16 @@ class Provider:
     package: str
     extra: str
     key_env: str | None
+    default_model: str
+    """The model `deepacp setup` configures when none is."""
 
 
 PROVIDERS = {
-    "anthropic": Provider("langchain_anthropic", "anthropic", "ANTHROPIC_API_KEY"),
-    "openai": Provider("langchain_openai", "openai", "OPENAI_API_KEY"),
-    "ollama": Provider("langchain_ollama", "ollama", None),
+    "anthropic": Provider(
+        "langchain_anthropic", "anthropic", "ANTHROPIC_API_KEY", "claude-sonnet-4-5"
+    ),
+    "openai": Provider("langchain_openai", "openai", "OPENAI_API_KEY", "gpt-5.1"),
+    "ollama": Provider("langchain_ollama", "ollama", None, "qwen3-coder"),
 }
 
 
@@ -67,6 +73,18 @@ def split_spec(spec: str) -> tuple[str, str]:
     return provider.strip().lower(), name.strip()
 
 
+def api_key(variable: str) -> str | None:
+    """The value of the key variable `variable`: from the environment, else stored."""
+    if value := os.environ.get(variable):
+        return value
+    from deepacp.credentials import stored_key
+
+    key = stored_key(variable)
+    if key:
+        register_secrets({variable: key}, {})  # redacted wherever text leaves us, like env keys
+    return key
+
+
 def check_provider(spec: str) -> None:
     """Raise `ModelConfigError` if `spec`'s provider package or API key is missing."""
     provider, _ = split_spec(spec)
@@ -79,8 +97,10 @@ def check_provider(spec: str) -> None:
         raise ModelConfigError(
             f"model {spec!r} needs the {info.extra} extra: pip install 'deepacp[{info.extra}]'"
         )
-    if info.key_env and not os.environ.get(info.key_env):
-        raise ModelConfigError(f"model {spec!r} needs an API key: set {info.key_env}")
+    if info.key_env and not api_key(info.key_env):
+        raise ModelConfigError(
+            f"model {spec!r} needs an API key: set {info.key_env} or run `deepacp setup`"
+        )
 
 
 def resolve_model(spec: str) -> BaseChatModel:
@@ -93,8 +113,10 @@ def resolve_model(spec: str) -> BaseChatModel:
     check_provider(spec)
     from langchain.chat_models import init_chat_model
 
+    info = PROVIDERS.get(provider)
+    key = api_key(info.key_env) if info and info.key_env else None
     try:
-        return init_chat_model(name, model_provider=provider)
+        return init_chat_model(name, model_provider=provider, **({"api_key": key} if key else {}))
     except ImportError as exc:
         raise ModelConfigError(f"model {spec!r}: {exc}") from None
     except ValueError as exc:

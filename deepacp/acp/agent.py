@@ -16,11 +16,18 @@ from acp.meta import CLIENT_METHODS
 from acp.utils import notify_model
 
 from deepacp.acp import updates
-from deepacp.acp.capabilities import AUTH_METHOD, initialize_result
+from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions, deepacp_home, load_config
-from deepacp.errors import DeepacpError, ModelConfigError, SessionBusy, SessionInUse, TurnError
+from deepacp.errors import (
+    ConfigError,
+    DeepacpError,
+    ModelConfigError,
+    SessionBusy,
+    SessionInUse,
+    TurnError,
+)
 from deepacp.events import Notice
 from deepacp.harness.skills import discover_skills
 from deepacp.models import check_provider, configured_spec, resolve_model
@@ -102,25 +109,38 @@ class DeepacpAgent:
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any):
         if client_capabilities is not None:
             self.client_capabilities = client_capabilities
-        return S.InitializeResponse.model_validate(
-            initialize_result({"protocolVersion": protocol_version})
-        )
+        params = {
+            "protocolVersion": protocol_version,
+            "clientCapabilities": self.client_capabilities.model_dump(by_alias=True),
+        }
+        return S.InitializeResponse.model_validate(initialize_result(params))
 
     async def authenticate(self, method_id: str, **_: Any) -> S.AuthenticateResponse:
         """Checks that the configured model is usable (package, key) without calling it."""
+        if method_id == SETUP_METHOD:
+            raise _bad_params(
+                f"{SETUP_METHOD!r} runs in a terminal: start deepacp with `setup` there, "
+                "then reconnect"
+            )
         if method_id != AUTH_METHOD:
             raise _bad_params(f"unknown auth method {method_id!r}; use {AUTH_METHOD!r}")
         self._resolve_spec(None)
         return S.AuthenticateResponse()
 
     def _model_choices(self, current: str) -> list[str]:
-        return list(dict.fromkeys([current, *load_config().models]))
+        """The session's model, the configured default (which may have changed since the
+        session was made) and the config.toml list."""
+        try:
+            default = [configured_spec(self.options.model)]
+        except ModelConfigError:
+            default = []
+        return list(dict.fromkeys([current, *default, *load_config().models]))
 
     def _resolve_spec(self, spec: str | None) -> str:
         try:
             spec = configured_spec(spec or self.options.model)
             check_provider(spec)
-        except ModelConfigError as exc:
+        except ConfigError as exc:  # no model, or a config or credentials file to fix
             raise RequestError(-32000, str(exc)) from None
         return spec
 
@@ -188,9 +208,11 @@ class DeepacpAgent:
             "config_options": updates.config_options(record.mode, spec, self._model_choices(spec)),
         }
 
-    async def _after_start(self, record: SessionRecord) -> None:
-        """Just after session/new or session/load has been answered (Zed drops updates
-        that arrive before): the slash commands, then any MCP server that failed."""
+    async def _start_updates(self, record: SessionRecord) -> None:
+        """The session-start updates, once per new, load or resume: the slash commands,
+        then any MCP server that failed. After session/new they must follow the response
+        (Zed drops updates that arrive before it); after session/load they precede it
+        (nothing may arrive after a load's response)."""
         try:
             scratch = self.store.scratch_dir(record.thread_id)
             backend = session_backend(record.cwd, scratch, self.store.home)
@@ -215,6 +237,10 @@ class DeepacpAgent:
         )
 
     async def _refresh_commands(self, session: Session) -> None:
+        """Send the command list again if it changed since the client last saw it (the
+        first one goes with the session-start updates)."""
+        if session.id not in self._commands:
+            return
         listed = await session.commands()
         if self._commands.get(session.id) != listed:
             self._commands[session.id] = listed
@@ -239,6 +265,7 @@ class DeepacpAgent:
         self._watchers[session.id] = asyncio.create_task(watch())
 
     async def _forget(self, session_id: str) -> Session | None:
+        self._commands.pop(session_id, None)
         watcher = self._watchers.pop(session_id, None)
         if watcher is not None:
             watcher.cancel()
@@ -259,7 +286,7 @@ class DeepacpAgent:
         record = self.store.create(str(path), DEFAULT_MODE, spec)
         self._claim(record.id)
         self._workspaces[record.id] = (roots, to_mcp_servers(mcp_servers))
-        self._spawn(self._after_start(record))
+        self._spawn(self._start_updates(record))
         return S.NewSessionResponse(session_id=record.id, **self._session_state(record))
 
     async def load_session(
@@ -284,7 +311,7 @@ class DeepacpAgent:
             raise RequestError(-32000, str(exc)) from None
         for event in history:
             await session.handler.emit(event)
-        self._spawn(self._after_start(session.record))
+        await self._start_updates(session.record)
         return S.LoadSessionResponse(**self._session_state(session.record))
 
     async def resume_session(
@@ -301,7 +328,7 @@ class DeepacpAgent:
             to_mcp_servers(mcp_servers),
         )
         session = await self._open(record)
-        self._spawn(self._after_start(session.record))
+        self._spawn(self._start_updates(session.record))
         return S.ResumeSessionResponse(**self._session_state(session.record))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
@@ -319,15 +346,25 @@ class DeepacpAgent:
         return S.CloseSessionResponse()
 
     async def delete_session(self, params: Any) -> dict:
+        """Delete a session; one that does not exist (say, already deleted) is no error."""
         request = S.DeleteSessionRequest.model_validate(params)
-        record = self._record(request.session_id)
+        record = self.store.get(request.session_id)
+        if record is None:
+            return {}
         await self._forget(record.id)
         self._claim(record.id)
         await self.store.delete(record)
         return {}
 
     async def logout(self, params: Any) -> dict:
-        """deepacp stores no credentials (keys live in the environment): nothing to forget."""
+        """Forget the API keys `deepacp setup` stored (keys in the environment are the
+        editor's settings, not ours to forget)."""
+        from deepacp.credentials import forget_keys
+
+        try:
+            forget_keys()
+        except DeepacpError as exc:
+            raise RequestError(-32000, str(exc)) from None
         return {}
 
     # -- modes and models ------------------------------------------------------------
@@ -387,15 +424,9 @@ class DeepacpAgent:
             raise RequestError(-32603, f"Internal error: {exc}") from None
         except DeepacpError as exc:
             raise RequestError(-32000, str(exc)) from None
-        tokens = session.last_turn_tokens
-        usage = None
-        if tokens:
-            usage = S.Usage(
-                input_tokens=tokens["input"],
-                output_tokens=tokens["output"],
-                total_tokens=tokens["input"] + tokens["output"],
-            )
-        return S.PromptResponse(stop_reason=stop, usage=usage)
+        return S.PromptResponse(
+            stop_reason=stop, field_meta=updates.turn_meta(session.last_turn_tokens)
+        )
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)

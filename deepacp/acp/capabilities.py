@@ -13,6 +13,9 @@ from deepacp._version import __version__
 
 PROTOCOL_VERSION = 1
 AUTH_METHOD = "model-api-key"
+SETUP_METHOD = "setup"
+SETUP_ARGS = ("setup",)
+"""`deepacp setup`: the client adds these to the command it starts deepacp with."""
 
 AGENT_INFO = {"name": "deepacp", "title": "deepacp", "version": __version__}
 
@@ -36,28 +39,56 @@ def agent_capabilities() -> dict[str, Any]:
             "delete": {},
             "additionalDirectories": {},
         },
+        "auth": {"logout": {}},
     }
 
 
-def auth_methods() -> list[dict[str, Any]]:
-    """How to give deepacp access to a model: an API key in the environment."""
+def terminal_auth(client_capabilities: Any) -> bool:
+    """Whether the client can run deepacp in a terminal for sign-in: `auth.terminal`, or
+    the `terminal-auth` flag in `_meta` that older clients (and the ACP Registry's check)
+    send."""
+    if not isinstance(client_capabilities, dict):
+        return False
+    auth = client_capabilities.get("auth")
+    meta = client_capabilities.get("_meta")
+    return (isinstance(auth, dict) and auth.get("terminal") is True) or (
+        isinstance(meta, dict) and bool(meta.get("terminal-auth"))
+    )
+
+
+def auth_methods(client_capabilities: Any = None) -> list[dict[str, Any]]:
+    """How to give deepacp access to a model: `deepacp setup` in a terminal (for clients
+    that can run one), or an API key in the environment; none when the model in effect
+    needs no key."""
     from deepacp.models import key_variable
 
     variable = key_variable()
-    description = (
-        f"Set {variable} in the environment deepacp starts with (the editor's agent settings "
-        "have an env section), or choose another model with DEEPACP_MODEL."
-        if variable
-        else "The configured model needs no API key."
+    if variable is None:
+        return []
+    methods: list[dict[str, Any]] = []
+    if terminal_auth(client_capabilities):
+        methods.append(
+            {
+                "type": "terminal",
+                "id": SETUP_METHOD,
+                "name": "Set up an API key",
+                "description": "Choose the model provider and paste its API key in a "
+                "terminal; it is kept in the OS keyring (or a file only you can read).",
+                "args": list(SETUP_ARGS),
+            }
+        )
+    methods.append(
+        {
+            "type": "env_var",
+            "id": AUTH_METHOD,
+            "name": "Model API key",
+            "description": f"Set {variable} in the environment deepacp starts with (the "
+            "editor's agent settings have an env section), run `deepacp setup`, or choose "
+            "another model with DEEPACP_MODEL.",
+            "vars": [{"name": variable, "secret": True}],
+        }
     )
-    method: dict[str, Any] = {
-        "type": "env_var",
-        "id": AUTH_METHOD,
-        "name": "Model API key",
-        "description": description,
-        "vars": [{"name": variable, "secret": True}] if variable else [],
-    }
-    return [method]
+    return methods
 
 
 class InitializeParamsError(ValueError):
@@ -74,6 +105,6 @@ def initialize_result(params: Any) -> dict[str, Any]:
     return {
         "protocolVersion": min(version, PROTOCOL_VERSION),
         "agentCapabilities": agent_capabilities(),
-        "authMethods": auth_methods(),
+        "authMethods": auth_methods(params.get("clientCapabilities")),
         "agentInfo": AGENT_INFO,
     }

@@ -3,6 +3,7 @@ and the editor's files and terminals (`EditorClient`)."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,9 +29,12 @@ from deepacp.events import (
     ToolTerminal,
 )
 
+log = logging.getLogger(__name__)
+
 OUTPUT_UPDATE_INTERVAL = 0.05
 OUTPUT_CARD_CHARS = 20_000
 ANSWER_FIELD = "answer"
+DECLINED = "The user declined to answer."
 _ELICITATION = TypeAdapter(S.CreateElicitationResponse)
 
 
@@ -95,17 +99,36 @@ class AcpSessionHandler:
         self._last_output_update[event.tool_call_id] = moment
         await self.update(updates.tool_output_update(event.tool_call_id, text))
 
+    async def _request_permission(
+        self, request: S.RequestPermissionRequest
+    ) -> S.RequestPermissionResponse | None:
+        """The client's answer; None when it answered with an error (some clients do for
+        a method they do not implement), which counts as a rejection."""
+        try:
+            return await request_model(
+                self.conn,
+                CLIENT_METHODS["session_request_permission"],
+                request,
+                S.RequestPermissionResponse,
+            )
+        except RequestError as exc:
+            log.warning(
+                "the client answered a permission request with error %s (%s): rejected",
+                exc.code,
+                exc,
+            )
+            return None
+
     async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
-        response = await request_model(
-            self.conn,
-            CLIENT_METHODS["session_request_permission"],
+        response = await self._request_permission(
             S.RequestPermissionRequest(
                 session_id=self.session_id,
-                tool_call=S.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title),
+                tool_call=updates.permission_tool_call(request),
                 options=updates.permission_options(request),
-            ),
-            S.RequestPermissionResponse,
+            )
         )
+        if response is None:
+            return "reject_once"
         return updates.permission_answer(response, request)
 
     async def ask(self, question: Question) -> str | None:
@@ -133,7 +156,7 @@ class AcpSessionHandler:
         if isinstance(response, S.AcceptElicitationResponse):
             return str((response.content or {}).get(ANSWER_FIELD, ""))
         if isinstance(response, S.DeclineElicitationResponse):
-            return "The user declined to answer."
+            return DECLINED
         return None
 
     async def _choose(self, question: Question) -> str | None:
@@ -141,18 +164,17 @@ class AcpSessionHandler:
             S.PermissionOption(option_id=f"choice-{i}", name=choice, kind="allow_once")
             for i, choice in enumerate(question.choices)
         ]
-        response = await request_model(
-            self.conn,
-            CLIENT_METHODS["session_request_permission"],
+        response = await self._request_permission(
             S.RequestPermissionRequest(
                 session_id=self.session_id,
                 tool_call=S.ToolCallUpdate(
-                    tool_call_id=question.tool_call_id, title=question.question
+                    tool_call_id=question.tool_call_id, title=question.question, kind="other"
                 ),
                 options=options,
-            ),
-            S.RequestPermissionResponse,
+            )
         )
+        if response is None:
+            return DECLINED
         outcome = response.outcome
         if isinstance(outcome, S.AllowedOutcome) and outcome.option_id.startswith("choice-"):
             index = int(outcome.option_id.removeprefix("choice-"))

@@ -49,15 +49,24 @@ def load_harness(model_spec: str | None) -> Future:
 async def handshake(transport: StdioTransport) -> dict | None:
     """Answer the first `initialize`; return its params (None if input ended first).
 
-    Anything the client sends before it is kept for the full server to answer.
+    A request that comes before it gets an error at once (a client that skipped
+    `initialize` should not wait for its own timeout); notifications and responses are
+    dropped.
     """
-    early: list[dict] = []
     while True:
         message = await transport.receive()
         if message is None:
             return None
-        if message.get("method") != "initialize" or "id" not in message:
-            early.append(message)
+        method = message.get("method")
+        if method is None or "id" not in message:
+            log.info("ignored %s before initialize", method or "a response")
+            continue
+        if method != "initialize":
+            await transport.send(
+                error_response(
+                    message["id"], -32600, f"Invalid Request: send initialize before {method}"
+                )
+            )
             continue
         try:
             result = initialize_result(message.get("params"))
@@ -65,7 +74,6 @@ async def handshake(transport: StdioTransport) -> dict | None:
             await transport.send(error_response(message["id"], -32602, f"Invalid params: {exc}"))
             continue
         await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-        transport.push_back(early)
         return message["params"]
 
 

@@ -3,7 +3,8 @@
 Malformed frames get a JSON-RPC error (`id: null` when no id can be read) instead of
 killing the connection: invalid JSON or UTF-8 or nesting too deep to parse (-32700), a
 frame that is not an object or not a valid envelope (-32600), a frame over the size limit
-(-32600, skipped unread).
+(-32600, skipped unread). An error object never carries `"data": null` (the SDK writes
+one for every error without data; some clients index `error.data` and hang on null).
 Implements the SDK's message-level `Transport` (send / receive / close) without importing it.
 """
 
@@ -16,7 +17,6 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Iterable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,6 @@ class StdioTransport:
         self._reader = reader
         self._writer = writer
         self._lock = asyncio.Lock()
-        self._backlog: list[dict] = []
         self._closed = False
 
     @classmethod
@@ -111,11 +110,10 @@ class StdioTransport:
             writer = _FileWriter(protocol_out)
         return cls(reader, writer)
 
-    def push_back(self, messages: Iterable[dict]) -> None:
-        """Messages to hand out again before reading more (read ahead of a handover)."""
-        self._backlog.extend(messages)
-
     async def send(self, message: dict) -> None:
+        error = message.get("error")
+        if isinstance(error, dict) and "data" in error and error["data"] is None:
+            message = {**message, "error": {k: v for k, v in error.items() if k != "data"}}
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
         try:
             data = text.encode() + b"\n"
@@ -129,8 +127,6 @@ class StdioTransport:
 
     async def receive(self) -> dict | None:
         """The next well-formed message, or None at end of input."""
-        if self._backlog:
-            return self._backlog.pop(0)
         while True:
             line = await self._read_frame()
             if line is None:

@@ -13,6 +13,7 @@ from acp.exceptions import RequestError
 from deepacp.events import (
     Command,
     Event,
+    FileDiff,
     MessageChunk,
     Notice,
     PermissionKind,
@@ -43,8 +44,22 @@ def _text(text: str) -> S.TextContentBlock:
     return S.TextContentBlock(type="text", text=text)
 
 
-def _locations(event: ToolStarted | ToolFinished) -> list[S.ToolCallLocation] | None:
+def _locations(
+    event: ToolStarted | ToolFinished | PermissionRequest,
+) -> list[S.ToolCallLocation] | None:
     return [S.ToolCallLocation(path=loc.path, line=loc.line) for loc in event.locations] or None
+
+
+def _diff_content(diff: FileDiff | None) -> list[Any]:
+    """A change as diff content; a deletion is a diff to empty text (ACP's newText is
+    required)."""
+    if diff is None or (diff.old_text is None and diff.new_text is None):
+        return []
+    return [
+        S.FileEditToolCallContent(
+            type="diff", path=diff.path, old_text=diff.old_text, new_text=diff.new_text or ""
+        )
+    ]
 
 
 def terminal_update(tool_call_id: str, terminal_id: str) -> S.ToolCallProgress:
@@ -106,6 +121,7 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             kind=event.kind,
             status="pending",
             raw_input=event.args,
+            content=_diff_content(event.diff) or None,
             locations=_locations(event),
         )
     if isinstance(event, ToolRunning):
@@ -118,15 +134,7 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
         content: list[Any] = []
         if terminal_id is not None:
             content.append(S.TerminalToolCallContent(type="terminal", terminal_id=terminal_id))
-        if event.diff is not None and event.diff.new_text is not None:
-            content.append(
-                S.FileEditToolCallContent(
-                    type="diff",
-                    path=event.diff.path,
-                    old_text=event.diff.old_text,
-                    new_text=event.diff.new_text,
-                )
-            )
+        content += _diff_content(event.diff)
         if event.text:
             content.append(S.ContentToolCallContent(type="content", content=_text(event.text)))
         return S.ToolCallProgress(
@@ -155,6 +163,31 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             ],
         )
     raise TypeError(f"no ACP update for {type(event).__name__}")
+
+
+def turn_meta(tokens: dict[str, int]) -> dict[str, Any] | None:
+    """The prompt response's `_meta`: the turn's token usage (a `usage` field exists only
+    in the unstable schema; the stable `usage_update` reports the context in use)."""
+    if not tokens:
+        return None
+    usage = {
+        "inputTokens": tokens["input"],
+        "outputTokens": tokens["output"],
+        "totalTokens": tokens["input"] + tokens["output"],
+    }
+    return {"deepacp": {"usage": usage}}
+
+
+def permission_tool_call(request: PermissionRequest) -> S.ToolCallUpdate:
+    """The call a permission request is about, with the kind and proposed diff its card
+    shows (clients draw the prompt from what the request carries)."""
+    return S.ToolCallUpdate(
+        tool_call_id=request.tool_call_id,
+        title=request.title,
+        kind=request.kind,
+        content=_diff_content(request.diff) or None,
+        locations=_locations(request),
+    )
 
 
 def permission_options(request: PermissionRequest) -> list[S.PermissionOption]:

@@ -1,15 +1,20 @@
-"""LangGraph output -> protocol-neutral events: one projection for live turns and replay."""
+"""LangGraph output -> protocol-neutral events: one projection for live turns and replay.
+
+Live turns add one thing replay cannot know: the change an edit proposes, read from the
+file before the call runs (`with_proposed_diff`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
-from deepacp.backends.errors import BackendError
-from deepacp.backends.protocol import Backend
+from deepacp.backends.errors import BackendError, NotFoundError
+from deepacp.backends.protocol import Backend, replace_exact
 from deepacp.events import (
     Event,
     FileDiff,
@@ -30,8 +35,14 @@ from deepacp.events import (
 )
 from deepacp.harness import names as T
 from deepacp.harness.messages import text_of
+from deepacp.harness.tools import edit_artifact
+from deepacp.secrets import redact_any, secret_values
 
 CARD_TEXT_CHARS = 20_000
+PLAN_CARD_TEXT = "Updated the plan"
+REJECTED_CARD_TEXT = "Rejected"
+REJECTION_SOURCE = "hitl_interrupt_decision"
+"""How LangChain's approval middleware marks the answer it gives the model for a rejection."""
 _PLAN_STATUSES = ("pending", "in_progress", "completed")
 DEFAULT_CONTEXT_WINDOW = 200_000
 
@@ -93,6 +104,50 @@ def tool_started(call: dict, backend: Backend) -> ToolStarted:
     return ToolStarted(call["id"], call["name"], kind, title, args, tuple(locations))
 
 
+async def proposed_diff(name: str, args: dict, backend: Backend) -> FileDiff | None:
+    """The whole-file diff a write, edit or delete would make, computed from the file's
+    current text (read through `backend`, so an editor's unsaved buffer counts) without
+    touching it, secrets redacted; None when the call would fail or there is no text to
+    show."""
+    path = args.get("file_path")
+    if name not in (T.WRITE_FILE, T.EDIT_FILE, T.DELETE) or not isinstance(path, str):
+        return None
+    try:
+        try:
+            before: str | None = await backend.read_text(path)
+        except NotFoundError:
+            before = None
+        if name == T.WRITE_FILE:
+            after = args.get("content")
+            if not isinstance(after, str):
+                return None
+        elif before is None:
+            return None  # nothing to edit or delete
+        elif name == T.EDIT_FILE:
+            after, _ = replace_exact(
+                before,
+                str(args.get("old_string", "")),
+                str(args.get("new_string", "")),
+                replace_all=bool(args.get("replace_all", False)),
+                path=path,
+            )
+        else:
+            after = None
+        # Redacted like the finished card's diff, which comes from a redacted tool result.
+        return _diff_of(redact_any(edit_artifact(backend, path, before, after), secret_values()))
+    except (BackendError, OSError):
+        return None
+
+
+async def with_proposed_diff(event: ToolStarted, backend: Backend) -> ToolStarted:
+    """`event` with the change it proposes, and its location at the first changed line."""
+    diff = await proposed_diff(event.name, event.args, backend)
+    if diff is None:
+        return event
+    line = _first_changed_line(diff.old_text or "", diff.new_text or "")
+    return dataclasses.replace(event, diff=diff, locations=(Location(diff.path, line),))
+
+
 def plan_from(call: dict) -> PlanUpdated | None:
     """A write_todos call carries the whole new task list: that is the plan."""
     if call["name"] != T.WRITE_TODOS:
@@ -121,24 +176,45 @@ def _first_changed_line(old: str, new: str) -> int:
     return min(len(old_lines), len(new_lines)) + 1
 
 
-def tool_finished(message: ToolMessage) -> ToolFinished:
-    status = "failed" if message.status == "error" else "completed"
+def _diff_of(artifact: dict) -> FileDiff:
+    return FileDiff(
+        artifact.get("abs_path") or artifact["path"],
+        artifact.get("old_text"),
+        artifact.get("new_text"),
+    )
+
+
+def _rejected(message: ToolMessage) -> bool:
+    extra = message.additional_kwargs or {}
+    decision = extra.get("lc_data") if isinstance(extra.get("lc_data"), dict) else {}
+    return extra.get("lc_source") == REJECTION_SOURCE and decision.get("decision") == "reject"
+
+
+def card_text(message: ToolMessage, name: str | None) -> str:
+    """What the card of a finished call says: the result, except where that was written
+    for the model (a rejection's instructions, the plan tool's echo of the plan)."""
+    if _rejected(message):
+        return REJECTED_CARD_TEXT
+    if name == T.WRITE_TODOS and message.status != "error":
+        return PLAN_CARD_TEXT
     text = text_of(message.content)
     if len(text) > CARD_TEXT_CHARS:
         text = text[:CARD_TEXT_CHARS] + "\n… [clipped]"
+    return text
+
+
+def tool_finished(message: ToolMessage, name: str | None) -> ToolFinished:
+    """The finished card of the call `message` answers (`name`: the tool it called)."""
+    status = "failed" if message.status == "error" else "completed"
+    text = card_text(message, name or message.name)
     artifact = message.artifact if isinstance(message.artifact, dict) else None
     if not artifact or "new_text" not in artifact:
         return ToolFinished(message.tool_call_id, status, text)
-    path = artifact.get("abs_path") or artifact.get("path")
-    old, new = artifact.get("old_text"), artifact.get("new_text")
-    line = _first_changed_line(old or "", new or "") if new is not None else None
-    return ToolFinished(
-        message.tool_call_id,
-        status,
-        text,
-        FileDiff(path, old, new),
-        (Location(path, line),),
-    )
+    diff = _diff_of(artifact)
+    line = None
+    if diff.new_text is not None:
+        line = _first_changed_line(diff.old_text or "", diff.new_text)
+    return ToolFinished(message.tool_call_id, status, text, diff, (Location(diff.path, line),))
 
 
 def text_and_thought(message: BaseMessage) -> tuple[str, str]:
@@ -185,6 +261,7 @@ def usage(message: AIMessage, window: int | None) -> UsageUpdated | None:
 
 def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
     """The events a client needs to redraw a thread's history."""
+    names: dict[str, str] = {}
     for message in messages:
         if isinstance(message, HumanMessage):
             yield UserMessage(human_text(message))
@@ -195,9 +272,10 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
             if text:
                 yield MessageChunk(text)
             for call in message.tool_calls:
+                names[call["id"]] = call["name"]
                 yield from call_events(call, backend)
         elif isinstance(message, ToolMessage):
-            yield tool_finished(message)
+            yield tool_finished(message, names.get(message.tool_call_id))
 
 
 class LiveProjection:
@@ -207,8 +285,11 @@ class LiveProjection:
     def __init__(self, backend: Backend, window: int | None) -> None:
         self.backend = backend
         self.window = window
-        self.announced: set[str] = set()
+        self.announced: dict[str, str] = {}
+        """The tool calls announced so far, by id: the tool each one calls."""
         self.finished: set[str] = set()
+        self.started: dict[str, ToolStarted] = {}
+        """The cards as announced (with their proposed diffs), for the approval prompts."""
         self.interrupts: list[Any] = []
         self.last_ai: AIMessage | None = None
         self.tokens = {"input": 0, "output": 0}
@@ -260,15 +341,16 @@ class LiveProjection:
                         events.append(usage_event)
                     for call in message.tool_calls:
                         if call["id"] not in self.announced:
-                            self.announced.add(call["id"])
+                            self.announced[call["id"]] = call["name"]
                             events.extend(call_events(call, self.backend))
                 elif (
                     isinstance(message, ToolMessage)
                     and node == "tools"
-                    and message.tool_call_id in self.announced - self.finished
+                    and message.tool_call_id in self.announced
+                    and message.tool_call_id not in self.finished
                 ):
                     self.finished.add(message.tool_call_id)
-                    events.append(tool_finished(message))
+                    events.append(tool_finished(message, self.announced[message.tool_call_id]))
         return events
 
 

@@ -33,6 +33,7 @@ from deepacp.events import (
     StopReason,
     TitleChanged,
     ToolFinished,
+    ToolStarted,
 )
 from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
@@ -303,6 +304,9 @@ class Session:
                 payload, self.config, stream_mode=STREAM_MODES, subgraphs=True
             ):
                 for event in live.feed(namespace, mode, data):
+                    if isinstance(event, ToolStarted):  # the card shows what an edit proposes
+                        event = await projection.with_proposed_diff(event, self.backend)
+                        live.started[event.tool_call_id] = event
                     await self.handler.emit(event)
             if not live.interrupts:
                 break
@@ -335,18 +339,12 @@ class Session:
         return answer
 
     async def _decide(self, request: dict) -> dict:
-        name, args, call_id = request["name"], request.get("args") or {}, request["tool_call_id"]
+        name, args = request["name"], request.get("args") or {}
         if self.policy.mode == "plan":  # a sub-agent trying to change things in plan mode
             return PLAN_REFUSAL
         answer = self.policy.preset_answer(name, args)
         if answer is None:
-            _, title, _ = projection.describe_call(name, args, self.backend)
-            card = self.policy.task_of.get(call_id)
-            if card is not None:  # ask on the parent's task card, the one the user sees
-                title = f"Sub-agent: {title}"
-            options = permission_options(APPROVAL_DECISIONS)
-            question = PermissionRequest(card or call_id, title, options)
-            answer = await self.handler.ask_permission(question)
+            answer = await self.handler.ask_permission(await self._permission_request(request))
         if answer is None:  # the client cancelled the question: cancel the turn
             self._cancel_requested = True
             raise asyncio.CancelledError
@@ -356,6 +354,25 @@ class Session:
         if answer.startswith("allow"):
             return {"type": "approve"}
         return {"type": "reject"}
+
+    async def _permission_request(self, request: dict) -> PermissionRequest:
+        """The question for a gated call, with the kind and proposed diff its card shows."""
+        name, args, call_id = request["name"], request.get("args") or {}, request["tool_call_id"]
+        live = self._live
+        started = live.started.get(call_id) if live is not None else None
+        if started is None:  # a sub-agent's call: it has no card of its own
+            started = await projection.with_proposed_diff(
+                projection.tool_started({"id": call_id, "name": name, "args": args}, self.backend),
+                self.backend,
+            )
+        title = started.title
+        card = self.policy.task_of.get(call_id)
+        if card is not None:  # ask on the parent's task card, the one the user sees
+            title = f"Sub-agent: {title}"
+        options = permission_options(APPROVAL_DECISIONS)
+        return PermissionRequest(
+            card or call_id, title, options, started.kind, started.diff, started.locations
+        )
 
     async def _settle(self, reason: str, answers: dict[str, str] | None = None) -> None:
         """After a cancel or failure: record finished results, answer unfinished calls
@@ -390,11 +407,11 @@ class Session:
         if live is None:
             return
         by_id = {m.tool_call_id: m for m in repaired if isinstance(m, ToolMessage)}
-        for call_id in sorted(live.announced - live.finished):
+        for call_id in sorted(live.announced.keys() - live.finished):
             live.finished.add(call_id)
             message = by_id.get(call_id)
             event = (
-                projection.tool_finished(message)
+                projection.tool_finished(message, live.announced[call_id])
                 if message is not None
                 else ToolFinished(call_id, "failed", reason)
             )

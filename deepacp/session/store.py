@@ -134,9 +134,12 @@ class SessionStore:
         return record
 
     def get(self, session_id: str) -> SessionRecord | None:
-        row = self._db.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM sessions WHERE id = ?", (session_id,)
-        ).fetchone()
+        try:
+            row = self._db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        except UnicodeEncodeError:  # a lone surrogate: no session can have this id
+            return None
         return SessionRecord(*row) if row else None
 
     def list(self, cwd: str | None = None) -> list[SessionRecord]:

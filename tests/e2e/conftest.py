@@ -51,11 +51,12 @@ REQUEST_TYPES = {
 
 @dataclass
 class RecordingClient:
-    """An ACP client that records updates and answers permission requests from a queue."""
+    """An ACP client that records updates and answers permission requests from a queue: an
+    option id, None (cancelled), or an exception (answered as a JSON-RPC error)."""
 
     updates: list[tuple[str, Any]] = field(default_factory=list)
     permission_requests: list[S.RequestPermissionRequest] = field(default_factory=list)
-    answers: list[str | None] = field(default_factory=list)
+    answers: list[str | Exception | None] = field(default_factory=list)
     on_permission: Callable[[S.RequestPermissionRequest], Awaitable[None]] | None = None
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -71,6 +72,8 @@ class RecordingClient:
         if self.on_permission is not None:
             await self.on_permission(request)
         answer = self.answers.pop(0) if self.answers else "allow_once"
+        if isinstance(answer, Exception):
+            raise answer
         if answer is None:
             return S.RequestPermissionResponse(outcome=S.DeniedOutcome(outcome="cancelled"))
         return S.RequestPermissionResponse(
@@ -203,7 +206,9 @@ class Wire:
                 assert model is not None, f"unexpected method from the server: {message['method']}"
                 model.model_validate(message["params"])
             elif "error" in message:
-                assert isinstance(message["error"]["code"], int) and message["error"]["message"]
+                error = message["error"]
+                assert isinstance(error["code"], int) and error["message"]
+                assert error.get("data", "absent") is not None, "null data: omit it instead"
             else:
                 method = self.outgoing_methods.get(message["id"])
                 model = RESPONSE_TYPES.get(method or "")

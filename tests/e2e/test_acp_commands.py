@@ -138,7 +138,13 @@ async def test_plan_usage_and_title_on_the_wire(agent_factory) -> None:
     async with agent_factory(turns) as agent:
         session = await agent.new_session()
         response = await agent.prompt(session, "Fix the flaky login test\nIt fails on CI")
-        assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
+        # The turn's tokens ride in _meta: `usage` is not in the stable schema.
+        [raw] = [m["result"] for m in agent.wire.incoming if "stopReason" in m.get("result", {})]
+        assert set(raw) == {"stopReason", "_meta"}
+        usage = raw["_meta"]["deepacp"]["usage"]
+        assert usage["inputTokens"] > 0 and usage["outputTokens"] > 0
+        assert usage["totalTokens"] == usage["inputTokens"] + usage["outputTokens"]
+        assert response.field_meta == raw["_meta"]
         [plan] = agent.client.of(S.AgentPlanUpdate)
         assert [(e.content, e.status) for e in plan.entries] == [
             ("Read the code", "in_progress"),

@@ -95,7 +95,8 @@ class RawWire:
                 return message
 
 
-async def test_malformed_frames_get_errors_and_the_server_stays_up(tmp_path: Path) -> None:
+async def start_raw(tmp_path: Path) -> tuple[asyncio.subprocess.Process, RawWire, Path]:
+    """`deepacp --stdio` on a bare wire, with a scripted model; and its workspace."""
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [{"content": "one"}, {"content": "two"}]}))
     workspace = tmp_path / "w"
@@ -113,7 +114,38 @@ async def test_malformed_frames_get_errors_and_the_server_stays_up(tmp_path: Pat
         env=env,
         limit=2**26,
     )
-    wire = RawWire(process)
+    return process, RawWire(process), workspace
+
+
+async def stop_raw(process: asyncio.subprocess.Process) -> None:
+    if process.stdin:
+        process.stdin.close()
+    await asyncio.wait_for(process.wait(), 10)
+    assert process.returncode == 0
+
+
+async def test_requests_before_initialize_are_answered_at_once(tmp_path: Path) -> None:
+    process, wire, workspace = await start_raw(tmp_path)
+    try:
+        new = {"cwd": str(workspace), "mcpServers": []}
+        await wire.send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": new})
+        reply = await wire.read()  # answered now, not held until initialize
+        assert reply["id"] == 1 and reply["error"]["code"] == -32600
+        assert "initialize" in reply["error"]["message"] and "data" not in reply["error"]
+        # A notification before initialize is dropped: the next frame out answers initialize.
+        cancel = {"sessionId": "ghost"}
+        await wire.send({"jsonrpc": "2.0", "method": "session/cancel", "params": cancel})
+        init = {"protocolVersion": 1}
+        await wire.send({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": init})
+        assert (await wire.read())["result"]["protocolVersion"] == 1
+        await wire.send({"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": new})
+        assert (await wire.read_until_id(3))["result"]["sessionId"]
+    finally:
+        await stop_raw(process)
+
+
+async def test_malformed_frames_get_errors_and_the_server_stays_up(tmp_path: Path) -> None:
+    process, wire, workspace = await start_raw(tmp_path)
     try:
         await wire.send(
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
@@ -145,6 +177,7 @@ async def test_malformed_frames_get_errors_and_the_server_stays_up(tmp_path: Pat
             reply = await wire.read_reply()
             assert reply["error"]["code"] == code, (frame, reply)
             assert reply["id"] == request_id
+            assert reply["error"].get("data", "absent") is not None
 
         requests = [
             ({"jsonrpc": "2.0", "id": 20, "method": "no/such_method", "params": {}}, -32601),
@@ -191,6 +224,7 @@ async def test_malformed_frames_get_errors_and_the_server_stays_up(tmp_path: Pat
             await wire.send(request)
             reply = await wire.read_until_id(request["id"])
             assert reply["error"]["code"] == code, (request["method"], reply)
+            assert reply["error"].get("data", "absent") is not None  # CodeCompanion hangs on null
 
         huge = {
             "jsonrpc": "2.0",
@@ -211,7 +245,4 @@ async def test_malformed_frames_get_errors_and_the_server_stays_up(tmp_path: Pat
         assert (await wire.read_until_id(40))["result"]["stopReason"] == "end_turn"
         assert process.returncode is None
     finally:
-        if process.stdin:
-            process.stdin.close()
-        await asyncio.wait_for(process.wait(), 10)
-    assert process.returncode == 0
+        await stop_raw(process)

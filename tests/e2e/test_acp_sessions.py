@@ -86,6 +86,9 @@ async def test_resume_close_delete_and_errors(agent_factory, tmp_path) -> None:
         assert await agent.raw_request("session/delete", {"sessionId": session}) == {}
         listed = await agent.conn.list_sessions()
         assert session not in [s.session_id for s in listed.sessions]
+        # Deleting what is not there (again, or never was) succeeds silently, as the spec says.
+        assert await agent.raw_request("session/delete", {"sessionId": session}) == {}
+        assert await agent.raw_request("session/delete", {"sessionId": "never-was"}) == {}
         with pytest.raises(RequestError) as info:
             await agent.conn.load_session(
                 cwd=str(agent.workspace), session_id=session, mcp_servers=[]
@@ -96,7 +99,73 @@ async def test_resume_close_delete_and_errors(agent_factory, tmp_path) -> None:
                 "session/fork", {"sessionId": session, "cwd": str(agent.workspace)}
             )
         assert info.value.code == -32601  # not implemented, so not faked
-        assert await agent.raw_request("logout", {}) == {}  # no credentials are stored
+        assert await agent.raw_request("logout", {}) == {}  # nothing stored: nothing to forget
+
+
+def commands_updates(agent, session: str, since: int = 0) -> list[int]:
+    """Where in the wire the server sent `session` its command list, from `since` on."""
+    return [
+        i
+        for i, m in enumerate(agent.wire.incoming)
+        if i >= since
+        and m.get("params", {}).get("sessionId") == session
+        and m["params"].get("update", {}).get("sessionUpdate") == "available_commands_update"
+    ]
+
+
+def response_index(agent, key: str, since: int = 0) -> int:
+    return next(
+        i for i, m in enumerate(agent.wire.incoming) if i >= since and key in m.get("result", {})
+    )
+
+
+async def test_session_start_updates_come_once_and_before_a_load_response(
+    agent_factory, tmp_path
+) -> None:
+    home = tmp_path / "home"
+    turns = [{"content": "a"}, {"content": "b"}]
+    async with agent_factory(turns, home=home) as agent:
+        session = await agent.new_session()
+        await agent.prompt(session, "one")  # by the end of a turn any repeat would be here
+        [sent] = commands_updates(agent, session)
+        assert sent > response_index(agent, "sessionId")  # after session/new's response
+        mark = len(agent.wire.incoming)
+        await agent.conn.resume_session(
+            cwd=str(agent.workspace), session_id=session, mcp_servers=[]
+        )
+        await agent.prompt(session, "two")
+        assert len(commands_updates(agent, session, mark)) == 1
+
+    async with agent_factory([], home=home) as agent:  # a new server: the session is closed
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
+        loaded = response_index(agent, "modes")
+        [sent] = commands_updates(agent, session)
+        assert sent < loaded  # ACP-LOAD-002: nothing after the load response
+        await agent.prompt(session, "three")
+        assert commands_updates(agent, session) == [sent]
+
+
+async def test_a_reopened_session_offers_the_configured_model_too(agent_factory, tmp_path) -> None:
+    home = tmp_path / "home"
+    async with agent_factory([{"content": "from the first model"}], home=home) as agent:
+        first = f"scripted:{agent.script}"
+        session = await agent.new_session()
+        await agent.prompt(session, "one")
+    listed = tmp_path / "listed.json"
+    listed.write_text('{"turns": []}')
+    (home / "config.toml").write_text(f'models = ["scripted:{listed}"]\n')
+    # The user has since changed DEEPACP_MODEL: the new default is offered with the old one.
+    turns = [{"content": "from the new default"}]
+    async with agent_factory(turns, home=home, script_name="second.json") as agent:
+        default = f"scripted:{agent.script}"
+        for method in (agent.conn.load_session, agent.conn.resume_session):
+            response = await method(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
+            model = next(o for o in response.config_options if o.id == "model")
+            assert model.current_value == first
+            assert [o.value for o in model.options] == [first, default, f"scripted:{listed}"]
+        await agent.conn.set_config_option(config_id="model", session_id=session, value=default)
+        await agent.prompt(session, "two")
+        assert agent.client.text(session).endswith("from the new default")
 
 
 async def test_modes(agent_factory) -> None:

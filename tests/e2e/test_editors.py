@@ -11,12 +11,10 @@ import shutil
 import subprocess
 import sys
 import tomllib
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from deepacp._version import __version__
 from deepacp.models import PROVIDERS, split_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +61,6 @@ async def converse(agent_factory, command: str, args: list[str], env: dict[str, 
     env = {k: v for k, v in env.items() if k != "DEEPACP_MODEL"}  # no provider here: scripted
     async with agent_factory(TURNS, command=(resolve(command), *args), env=env) as agent:
         assert agent.info.protocol_version == 1
-        assert "model-api-key" in {m.id for m in agent.info.auth_methods or []}
         session = await agent.new_session()
         response = await agent.prompt(session, "hi")
         assert response.stop_reason == "end_turn"
@@ -86,32 +83,6 @@ async def test_the_readme_zed_snippet_is_the_shipped_one() -> None:
     blocks = [jsonc(b) for b in re.findall(r"```json\n(.+?)\n```", readme, re.DOTALL)]
     shipped = jsonc((EDITORS / "zed" / "settings.json").read_text())
     assert shipped in blocks
-
-
-async def test_registry_manifest_is_valid_and_its_command_works(agent_factory) -> None:
-    manifest = json.loads((EDITORS / "zed" / "agent.json").read_text())
-    assert {"id", "name", "version", "description", "distribution"} <= set(manifest)
-    assert re.fullmatch(r"[a-z][a-z0-9-]*", manifest["id"])
-    assert manifest["version"] == __version__
-    [(kind, uvx)] = manifest["distribution"].items()
-    assert kind == "uvx"
-    # `uvx --from PACKAGE CMD ARGS`: the package pins this version and its extras exist.
-    package = re.fullmatch(
-        r"(?P<name>[a-z-]+)\[(?P<extras>[a-z,]+)\]==(?P<v>[\d.]+)", uvx["package"]
-    )
-    assert package and package["name"] == "deepacp" and package["v"] == __version__
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"
-    ]
-    assert set(package["extras"].split(",")) <= set(extras)
-    # The registry's icon rules: 16x16 SVG, monochrome through currentColor, no comments.
-    icon_text = (EDITORS / "zed" / "icon.svg").read_text()
-    icon = ET.fromstring(icon_text)
-    assert "<!--" not in icon_text and icon.tag.endswith("svg")
-    assert (icon.get("width"), icon.get("height")) == ("16", "16")
-    fills = {e.get(a) for e in icon.iter() for a in ("fill", "stroke") if e.get(a)}
-    assert fills and fills <= {"currentColor", "none"}
-    await converse(agent_factory, uvx["cmd"], uvx["args"], {})
 
 
 async def test_jetbrains_snippet_starts_a_working_agent(agent_factory) -> None:

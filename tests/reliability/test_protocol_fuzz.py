@@ -321,7 +321,9 @@ class AcpStorm(Storm):
                 ("session/delete", {"sessionId": sid}),
             ]
         )
-        return self.request("unknown session", method, params)
+        # Deleting a session that is not there succeeds (the spec); the rest are errors.
+        answer = "result" if method == "session/delete" else "error"
+        return self.request("unknown session", method, params, answer)
 
     def out_of_order(self) -> tuple[bytes, Expect]:
         """Messages valid in themselves but out of place: a second initialize, answers to

@@ -5,7 +5,13 @@ from acp import RequestError
 from acp import schema as S
 
 from deepacp.acp.capabilities import InitializeParamsError, initialize_result
-from deepacp.acp.updates import permission_answer, prompt_content, to_update
+from deepacp.acp.updates import (
+    permission_answer,
+    permission_tool_call,
+    prompt_content,
+    to_update,
+    turn_meta,
+)
 from deepacp.events import FileDiff, Location, PermissionRequest, ToolFinished, ToolStarted
 
 
@@ -19,6 +25,12 @@ def test_initialize_result_is_a_valid_response() -> None:
     assert sessions.close is not None and sessions.additional_directories is not None
     [method] = result.auth_methods
     assert method.id == "model-api-key" and method.vars[0].name == "ANTHROPIC_API_KEY"
+    assert result.agent_capabilities.auth.logout is not None
+    terminal = initialize_result(
+        {"protocolVersion": 1, "clientCapabilities": {"auth": {"terminal": True}}}
+    )
+    setup, _ = S.InitializeResponse.model_validate(terminal).auth_methods
+    assert isinstance(setup, S.TerminalAuthMethod) and setup.args == ["setup"]
     for bad in [
         None,
         {},
@@ -52,6 +64,30 @@ def test_tool_cards() -> None:
     assert (diff.path, diff.old_text, diff.new_text) == ("/w/a.py", "a\n", "b\n")
     new_file = to_update(ToolFinished("c2", "completed", "", FileDiff("/w/n.py", None, "x")))
     assert new_file.content[0].old_text is None
+
+
+def test_proposed_changes_on_pending_cards_and_permission_requests() -> None:
+    diff = FileDiff("/w/a.py", "a\n", "b\n")
+    start = to_update(ToolStarted("c1", "edit_file", "edit", "Edit a.py", {}, diff=diff))
+    [content] = start.content
+    assert (content.type, content.old_text, content.new_text) == ("diff", "a\n", "b\n")
+    deletion = FileDiff("/w/a.py", "a\n", None)
+    request = PermissionRequest(
+        "c1", "Delete a.py", ("allow_once",), "delete", deletion, (Location("/w/a.py"),)
+    )
+    call = permission_tool_call(request)
+    assert call.kind == "delete" and call.locations[0].path == "/w/a.py"
+    [content] = call.content  # a deletion is a diff to nothing (newText is required)
+    assert (content.old_text, content.new_text) == ("a\n", "")
+    assert permission_tool_call(PermissionRequest("c2", "ls", ("allow_once",))).content is None
+    assert to_update(ToolStarted("c3", "execute", "execute", "ls", {})).content is None
+
+
+def test_turn_usage_goes_in_meta() -> None:
+    assert turn_meta({}) is None
+    meta = turn_meta({"input": 3, "output": 4})
+    assert meta == {"deepacp": {"usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7}}}
+    S.PromptResponse(stop_reason="end_turn", field_meta=meta)
 
 
 def test_permission_answers() -> None:

@@ -11,7 +11,14 @@ from deepacp.events import (
     ToolStarted,
     UserMessage,
 )
-from deepacp.session.projection import LiveProjection, describe_call, replay, stop_reason
+from deepacp.session.projection import (
+    LiveProjection,
+    describe_call,
+    proposed_diff,
+    replay,
+    stop_reason,
+    tool_finished,
+)
 
 
 def test_titles_kinds_and_locations(tmp_path: Path) -> None:
@@ -82,3 +89,70 @@ def test_stop_reasons() -> None:
     assert stop_reason(AIMessage("x", response_metadata={"stop_reason": "refusal"})) == "refusal"
     assert stop_reason(AIMessage("x", response_metadata={"finish_reason": "stop"})) == "end_turn"
     assert stop_reason(None) == "end_turn"
+
+
+async def test_proposed_diffs_are_whole_files_and_touch_nothing(tmp_path: Path) -> None:
+    backend = FilesystemBackend(tmp_path)
+    a = tmp_path / "a.py"
+    a.write_text("x = 1\nx = 1\n")
+    before = a.stat().st_mtime_ns
+
+    async def diff(name: str, **args):
+        found = await proposed_diff(name, args, backend)
+        return None if found is None else (found.path, found.old_text, found.new_text)
+
+    path = str(a)
+    edit = {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}
+    assert await diff("edit_file", **edit, replace_all=True) == (
+        path,
+        "x = 1\nx = 1\n",
+        "x = 2\nx = 2\n",
+    )
+    assert await diff("edit_file", **edit) is None  # ambiguous: the edit would fail
+    assert await diff("edit_file", file_path="a.py", old_string="nope", new_string="y") is None
+    assert await diff("edit_file", file_path="gone.py", old_string="a", new_string="b") is None
+    assert await diff("write_file", file_path="a.py", content="new\n") == (
+        path,
+        "x = 1\nx = 1\n",
+        "new\n",
+    )
+    assert await diff("write_file", file_path="n.txt", content="hi") == (
+        str(tmp_path / "n.txt"),
+        None,
+        "hi",
+    )
+    assert await diff("delete", file_path="a.py") == (path, "x = 1\nx = 1\n", None)
+    assert await diff("delete", file_path="gone.py") is None
+    assert await diff("write_file", file_path="../out.txt", content="x") is None
+    assert await diff("execute", command="rm a.py") is None
+    assert a.read_text() == "x = 1\nx = 1\n" and a.stat().st_mtime_ns == before
+    assert not (tmp_path / "n.txt").exists()
+
+
+async def test_a_proposed_diff_shows_no_secret(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DEPLOY_TOKEN", "tok-canary-0123456789")
+    (tmp_path / "deploy.env").write_text("TOKEN=tok-canary-0123456789\nDEBUG=1\n")
+    args = {"file_path": "deploy.env", "old_string": "DEBUG=1", "new_string": "DEBUG=0"}
+    found = await proposed_diff("edit_file", args, FilesystemBackend(tmp_path))
+    assert found is not None
+    assert found.old_text == "TOKEN=[redacted]\nDEBUG=1\n"
+    assert found.new_text == "TOKEN=[redacted]\nDEBUG=0\n"
+
+
+def test_cards_for_people_results_for_the_model() -> None:
+    rejected = ToolMessage(
+        "User rejected the tool call. Do not retry this tool call unless asked.",
+        tool_call_id="w",
+        status="error",
+        additional_kwargs={
+            "lc_source": "hitl_interrupt_decision",
+            "lc_data": {"decision": "reject"},
+        },
+    )
+    assert tool_finished(rejected, "write_file").text == "Rejected"
+    assert tool_finished(rejected, "write_file").status == "failed"
+    todos = ToolMessage("Updated todo list to [{'content': 'x'}]", tool_call_id="p")
+    assert tool_finished(todos, "write_todos").text == "Updated the plan"
+    failed = ToolMessage("Error: called twice", tool_call_id="p", status="error")
+    assert tool_finished(failed, "write_todos").text == "Error: called twice"
+    assert tool_finished(ToolMessage("3 files", tool_call_id="l"), "ls").text == "3 files"
