@@ -68,14 +68,19 @@ def untouched(workspace: Path, home: Path) -> list[str]:
     return problems
 
 
+def saved_at(content: str) -> str:
+    """Where an offloaded result's preview says the whole result is."""
+    return content.split("saved in full at ", 1)[-1].split(".\n", 1)[0]
+
+
 def offload_paths(requests: list[dict]) -> list[str]:
     """The saved-at paths the model was shown in tool results."""
     found = []
     for request in requests:
         for message in request["messages"]:
             content = message.get("content")
-            if message["type"] == "tool" and isinstance(content, str) and "saved in full" in content:
-                found.append(content.split("saved in full at ", 1)[1].split(".\n", 1)[0])
+            if message["type"] == "tool" and "saved in full" in str(content):
+                found.append(saved_at(content))
     return found
 
 
@@ -129,8 +134,9 @@ async def test_tool_call_ids_cannot_steer_an_offload_in_the_python_api(
         t.record(False, problem)
     shown = [m.content for m in result["messages"] if m.type == "tool"]
     for content in shown:
-        path = content.split("saved in full at ", 1)[-1].split(".\n", 1)[0]
-        t.record(path.startswith(LARGE_RESULTS_DIR) and ".." not in path, f"saved at {path[:120]!r}")
+        path = saved_at(content)
+        ok = path.startswith(LARGE_RESULTS_DIR) and ".." not in path
+        t.record(ok, f"saved at {path[:120]!r}")
     kept = [p for p in result.get("files", {}) if p.startswith(LARGE_RESULTS_DIR)]
     t.record(len(kept) == len(ids), f"{len(kept)} of {len(ids)} results kept in the state")
     t.check()
