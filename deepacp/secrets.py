@@ -43,6 +43,12 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
     return text
 
 
+def clip(text: str, limit: int) -> str:
+    """The first `limit` characters of `text`, redacted first: a cut through a secret
+    must not leave its prefix behind for redaction to miss."""
+    return redact(text)[:limit] if len(text) > limit else text
+
+
 def redact_any(value: Any, secrets: list[str]) -> Any:
     """`value` with every string inside it (dicts, lists, nested) redacted."""
     if isinstance(value, str):

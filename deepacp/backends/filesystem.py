@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import stat
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from deepacp.backends import search
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
+from deepacp.backends.globs import GlobError
 from deepacp.backends.paths import clean_path, confine, to_workspace_path
 from deepacp.backends.protocol import MAX_TEXT_BYTES, Backend, Entry, GrepMatch
 
@@ -208,14 +210,19 @@ class FilesystemBackend(Backend):
     async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
         start = self._search_start(path)
         pattern = glob_pattern(pattern, self)
-        last = pattern.rsplit("/", 1)[-1]
-        name_glob = None if "**" in last else last  # lets rg skip most files itself
+        rest, _, last = pattern.rpartition("/")
+        braces_apart = "{" in rest or "}" in rest  # a {…} spanning `/`: rg cannot take part
+        name_glob = None if "**" in last or braces_apart else last  # rg skips most files
         files = await search.list_files(
             self.root, start, name_glob=name_glob, use_rg=self.use_ripgrep
         )
         prefix = f"{start}/" if start else ""
-        matched = [f for f in files if search.glob_matches(pattern, f.removeprefix(prefix))]
-        return matched[:limit]
+
+        def matching() -> list[str]:  # off the event loop: a tree may hold 200k files
+            matcher = search.compile_glob(pattern)
+            return [f for f in files if matcher.match(f.removeprefix(prefix))][:limit]
+
+        return await asyncio.to_thread(matching)
 
     async def grep(
         self,
@@ -249,4 +256,8 @@ def glob_pattern(pattern: str, backend: Backend) -> str:
     if ".." in pattern.split("/"):
         raise PathError(f"glob pattern {pattern!r} climbs out of the search directory")
     clean_path(pattern.replace("*", "x").replace("?", "x"))
+    try:
+        search.compile_glob(pattern)
+    except GlobError as exc:
+        raise BackendError(str(exc)) from None
     return pattern

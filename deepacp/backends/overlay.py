@@ -113,7 +113,7 @@ class OverlayBackend(Backend):
                 pattern, changed[len(prefix) :]
             ):
                 found.add(changed)
-        return sorted(found)[:limit]
+        return sorted(found, key=search.path_order)[:limit]
 
     async def grep(
         self,
@@ -133,7 +133,6 @@ class OverlayBackend(Backend):
         start = self.workspace_path(path)
         prefix = f"{start}/" if start else ""
         candidates = {m.path for m in on_disk} | set(self._new)
-        matcher = search.make_matcher(pattern, regex=regex, ignore_case=ignore_case)
         live: dict[str, str] = {}
         for relative in candidates:
             if relative != start and not relative.startswith(prefix):
@@ -143,7 +142,9 @@ class OverlayBackend(Backend):
             text = await self._current(relative)
             if text is not None:
                 live[relative] = text
-        return search.grep_texts(live.items(), matcher, limit)
+        return await search.grep_texts(
+            live.items(), pattern, regex=regex, ignore_case=ignore_case, limit=limit
+        )
 
     async def execute(
         self,

@@ -35,7 +35,7 @@ from deepacp.backends.protocol import (
     OutputCallback,
     TerminalCallback,
 )
-from deepacp.backends.search import compile_glob
+from deepacp.backends.globs import compile_glob
 
 Operation = Literal["read", "write"]
 RuleMode = Literal["allow", "deny", "interrupt"]
@@ -81,9 +81,7 @@ class PermissionRule:
         if operation not in self.operations:
             return False
         for pattern in self.paths:
-            if compile_glob(pattern).match(rule_path):
-                return True
-            if pattern.endswith("/**") and rule_path == pattern[:-3]:
+            if compile_glob(pattern).match(rule_path):  # `/x/**` covers `/x` too
                 return True
         return False
 

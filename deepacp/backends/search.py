@@ -1,27 +1,58 @@
 """glob and grep over a workspace: ripgrep when it is installed, pure Python otherwise.
 
-Both paths give the same results: files ignored by a `.gitignore` (at any level, with git's
-semantics) are skipped, `.git` is skipped, symlinks are not followed, hidden files are
-searched, binary files (a NUL byte) never match. Results are sorted by path, then line.
+Both paths give the same results, in the same order: files ignored by a `.gitignore` (at
+any level, with git's semantics) are skipped, `.git` is skipped, symlinks are not followed,
+hidden files are searched, binary files (a NUL byte) never match, and results come in path
+order (segment by segment, as a sorted walk visits them), then line order, so a search cut
+at its limit keeps the same first matches on both paths.
+
+Searches are bounded whatever the model asks: ripgrep's output is streamed and filtered as
+it comes, never held whole; the Python path reads files in pieces; a regular expression
+ripgrep cannot run is refused (never handed to Python's backtracking `re`); and where
+Python's `re` must match (no ripgrep, or text held in memory), it runs in a process of its
+own with a deadline (`regex_worker`), so no pattern can freeze the server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import json
 import os
 import re
 import shutil
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
+from deepacp.backends.errors import BackendError
+from deepacp.backends.globs import compile_glob, filter_matches, glob_matches
+from deepacp.secrets import clip
+
+__all__ = ["GrepMatch", "compile_glob", "filter_matches", "glob_matches"]
+
 MAX_LINE_CHARS = 300
 SKIPPED_DIRS = frozenset({".git"})
+READ_CHUNK = 1 << 20
+"""The Python path reads files in pieces of this size."""
+LONG_LINE = 4 << 20
+"""A line longer than this is matched in overlapping windows, never held whole."""
+WINDOW_OVERLAP = 4096
+RG_MAX_COLUMNS = 65536
+"""ripgrep prints at most this much of a matching line (we show far less)."""
+PARALLEL_MATCHES_PER_LIMIT = 8
+REGEX_DEADLINE = 30.0
+"""Seconds a Python regex search may take before it is stopped."""
+RG_SYNTAX = (
+    "grep's regular expressions are ripgrep's (Rust regex syntax): no look-around "
+    "((?=…), (?!…), (?<=…), (?<!…)) and no backreferences (\\1); rewrite the pattern "
+    "without them, or search for a simpler pattern and read the matches"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,64 +62,13 @@ class GrepMatch:
     text: str
 
 
-@functools.cache
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """Compile a glob to a regex over `/`-separated paths.
-
-    `*` and `?` stay within one segment, `**/` spans any number of directories (zero
-    included), `[...]` is a character class and `{a,b}` an alternation.
-    """
-    out: list[str] = []
-    i, n, depth = 0, len(pattern), 0
-    while i < n:
-        ch = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
-        elif ch == "{":
-            depth += 1
-            out.append("(?:")
-        elif ch == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif ch == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    out.extend(")" * depth)
-    return re.compile("".join(out) + r"\Z")
+def path_order(path: str) -> tuple[str, ...]:
+    """The order a sorted walk visits paths in (`a/b` before `a-b` before `a.txt`)."""
+    return tuple(path.split("/"))
 
 
-def glob_matches(pattern: str, relative_path: str) -> bool:
-    """Match a path (relative to the search start) against a glob pattern."""
-    return compile_glob(pattern).match(relative_path) is not None
-
-
-def filter_matches(glob: str, relative_path: str) -> bool:
-    """grep's file filter: a pattern without `/` matches the file name at any depth."""
-    if "/" in glob:
-        return glob_matches(glob, relative_path)
-    return glob_matches(glob, relative_path.rsplit("/", 1)[-1])
+def match_order(match: GrepMatch) -> tuple[tuple[str, ...], int]:
+    return path_order(match.path), match.line
 
 
 def _load_gitignore(directory: Path) -> pathspec.GitIgnoreSpec | None:
@@ -109,8 +89,14 @@ def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: 
     return False
 
 
-def walk_files(root: Path, start: str = "") -> Iterator[str]:
-    """Yield workspace paths of the regular files under `start`, honouring .gitignore."""
+def is_excluded(path: str, exclude: Iterable[str]) -> bool:
+    """True when the workspace path is one of the `exclude` folders or inside one."""
+    return any(path == folder or path.startswith(folder + "/") for folder in exclude)
+
+
+def walk_files(root: Path, start: str = "", exclude: tuple[str, ...] = ()) -> Iterator[str]:
+    """Yield workspace paths of the regular files under `start`, honouring .gitignore, in
+    path order; folders in `exclude` (workspace paths) are not entered."""
     specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
     # .gitignore files of the directories above `start` apply too.
     parts = start.split("/") if start else []
@@ -121,11 +107,16 @@ def walk_files(root: Path, start: str = "") -> Iterator[str]:
         rel = "/".join(parts[: depth + 1])
         if parts[depth] in SKIPPED_DIRS or _ignored(specs, rel, True):
             return
-    yield from _walk(root, start, specs)
+    if is_excluded(start, exclude):
+        return
+    yield from _walk(root, start, specs, exclude)
 
 
 def _walk(
-    root: Path, rel_dir: str, specs: list[tuple[str, pathspec.GitIgnoreSpec]]
+    root: Path,
+    rel_dir: str,
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]],
+    exclude: tuple[str, ...],
 ) -> Iterator[str]:
     directory = root / rel_dir if rel_dir else root
     if spec := _load_gitignore(directory):
@@ -141,9 +132,9 @@ def _walk(
         except OSError:
             continue
         if stat.S_ISDIR(mode):
-            if entry.name in SKIPPED_DIRS or _ignored(specs, rel, True):
+            if entry.name in SKIPPED_DIRS or _ignored(specs, rel, True) or rel in exclude:
                 continue
-            yield from _walk(root, rel, specs)
+            yield from _walk(root, rel, specs, exclude)
         elif stat.S_ISREG(mode) and not _ignored(specs, rel, False):
             yield rel
 
@@ -153,25 +144,25 @@ def make_matcher(pattern: str, *, regex: bool, ignore_case: bool) -> re.Pattern[
     return re.compile(pattern if regex else re.escape(pattern), flags)
 
 
+def clip_line(line: str) -> str:
+    line = line.rstrip("\r\n")
+    if len(line) > MAX_LINE_CHARS:
+        return clip(line, MAX_LINE_CHARS) + " … [line clipped]"
+    return line
+
+
 def grep_text(path: str, text: str, matcher: re.Pattern[str]) -> Iterator[GrepMatch]:
     for number, line in enumerate(text.splitlines(), start=1):
         if matcher.search(line):
             yield GrepMatch(path, number, clip_line(line))
 
 
-def clip_line(line: str) -> str:
-    line = line.rstrip("\r\n")
-    if len(line) > MAX_LINE_CHARS:
-        return line[:MAX_LINE_CHARS] + " … [line clipped]"
-    return line
-
-
-def grep_texts(
+def grep_texts_now(
     items: Iterable[tuple[str, str]], matcher: re.Pattern[str], limit: int
 ) -> list[GrepMatch]:
-    """grep over (path, text) pairs; used by the in-memory backends."""
+    """grep over (path, text) pairs, in this process (literal patterns, or the worker)."""
     found: list[GrepMatch] = []
-    for path, text in sorted(items):
+    for path, text in sorted(items, key=lambda item: path_order(item[0])):
         if "\0" in text:
             continue
         for match in grep_text(path, text, matcher):
@@ -179,6 +170,138 @@ def grep_texts(
             if len(found) >= limit:
                 return found
     return found
+
+
+async def grep_texts(
+    items: Iterable[tuple[str, str]],
+    pattern: str,
+    *,
+    regex: bool,
+    ignore_case: bool,
+    limit: int,
+) -> list[GrepMatch]:
+    """grep over texts held in memory (the state, store and overlay backends)."""
+    items = list(items)
+    if regex:
+        request = {"texts": items}
+        return await _in_worker(request, pattern, ignore_case=ignore_case, limit=limit)
+    matcher = make_matcher(pattern, regex=False, ignore_case=ignore_case)
+    return grep_texts_now(items, matcher, limit)
+
+
+def grep_file(path: str, file: Path, matcher: re.Pattern[str], limit: int) -> list[GrepMatch]:
+    """A file's matches (at most `limit`), read in pieces; reading stops at a NUL byte
+    (a binary file), keeping only what came before it."""
+    found: list[GrepMatch] = []
+    number = 0
+    pending = b""  # the line not finished yet
+    head: bytes | None = None  # the start of an overlong line matched in windows
+    hit = False  # whether a window of that line matched already
+    try:
+        handle = open(file, "rb")  # noqa: SIM115 (closed by the with below)
+    except OSError:
+        return []
+    with handle:
+        while True:
+            chunk = handle.read(READ_CHUNK)
+            if b"\0" in chunk:
+                return found
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            if not chunk and pending:  # the last line has no newline
+                lines.append(pending)
+            for line in lines:
+                number += 1
+                if hit or matcher.search(line.decode("utf-8", "replace")):
+                    shown = _shown(head if head is not None else line)
+                    found.append(GrepMatch(path, number, clip_line(shown)))
+                    if len(found) >= limit:
+                        return found
+                head, hit = None, False
+            if not chunk:
+                return found
+            if len(pending) > LONG_LINE:  # match this window, keep a little for the next
+                head = pending[: 4 * MAX_LINE_CHARS + 4] if head is None else head
+                hit = hit or bool(matcher.search(pending.decode("utf-8", "replace")))
+                pending = pending[-WINDOW_OVERLAP:]
+
+
+def _shown(line: bytes) -> str:
+    return line[: 4 * MAX_LINE_CHARS + 4].decode("utf-8", "replace")
+
+
+def py_files(root: Path, start: str = "", exclude: tuple[str, ...] = ()) -> list[str]:
+    target = root / start if start else root
+    if start and target.is_file() and not target.is_symlink():
+        return [] if is_excluded(start, exclude) else [start]
+    return list(walk_files(root, start, exclude))
+
+
+def _relative_to(path: str, start: str) -> str:
+    return path[len(start) + 1 :] if start and path.startswith(start + "/") else path
+
+
+def py_grep(
+    root: Path,
+    pattern: str,
+    start: str,
+    glob: str | None,
+    *,
+    regex: bool,
+    ignore_case: bool,
+    limit: int,
+    exclude: tuple[str, ...] = (),
+) -> list[GrepMatch]:
+    """The pure-Python search of a tree: a sorted walk, files read in pieces, stopping at
+    `limit`. Runs in a thread for literal patterns and in the worker for regexes."""
+    matcher = make_matcher(pattern, regex=regex, ignore_case=ignore_case)
+    found: list[GrepMatch] = []
+    target = root / start if start else root
+    files = [start] if start and target.is_file() else walk_files(root, start, exclude)
+    for path in files:
+        if is_excluded(path, exclude):
+            continue
+        if glob and not filter_matches(glob, _relative_to(path, start)):
+            continue
+        found.extend(grep_file(path, root / path, matcher, limit - len(found)))
+        if len(found) >= limit:
+            break
+    return found
+
+
+async def _in_worker(
+    request: dict, pattern: str, *, ignore_case: bool, limit: int
+) -> list[GrepMatch]:
+    """Run a Python-regex search in `regex_worker`, stopped after `REGEX_DEADLINE`."""
+    body = json.dumps(
+        {**request, "pattern": pattern, "ignore_case": ignore_case, "limit": limit}
+    ).encode()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-I",  # never import from the workspace (the worker's cwd is not on sys.path)
+        "-m",
+        "deepacp.backends.regex_worker",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(body), REGEX_DEADLINE)
+    except TimeoutError:
+        raise BackendError(
+            f"the regular expression took too long (over {REGEX_DEADLINE:.0f} s) and was "
+            "stopped; it probably backtracks (nested or overlapping repetition such as "
+            "(a|aa)* or (a+)+): use a simpler pattern"
+        ) from None
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+    if proc.returncode != 0:
+        reason = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["it failed"]
+        raise BackendError(f"invalid regular expression: {reason[0]}")
+    return [GrepMatch(p, n, t) for p, n, t in json.loads(out)]
 
 
 @functools.cache
@@ -204,38 +327,29 @@ _RG_COMMON = (
 )
 
 
-async def _run_rg(root: Path, args: list[str], limit_lines: int | None) -> tuple[list[bytes], int]:
-    """Run rg in `root`; return its stdout lines (stopping after `limit_lines`) and exit code."""
+@contextlib.asynccontextmanager
+async def _rg(root: Path, args: list[str]) -> AsyncIterator[asyncio.subprocess.Process]:
+    """Run rg in `root`, streaming its stdout; rg is killed if we stop reading early."""
     proc = await asyncio.create_subprocess_exec(
         ripgrep() or "rg",
         *_RG_COMMON,
         *args,
         cwd=root,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
         stdin=asyncio.subprocess.DEVNULL,
-        limit=2**24,
+        limit=2 * RG_MAX_COLUMNS + 65536,
     )
     assert proc.stdout is not None
-    lines: list[bytes] = []
-    read_all = False
     try:
-        while line := await proc.stdout.readline():
-            lines.append(line)
-            if limit_lines is not None and len(lines) >= limit_lines:
-                break
-        else:
-            read_all = True
+        yield proc
     finally:
         # Kill only a process we stop reading: Popen.kill() polls, and a poll that reaps an
         # exited rg before asyncio's child watcher does makes its exit code read 255.
-        if not read_all and proc.returncode is None:
-            try:
+        if not proc.stdout.at_eof() and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            except ProcessLookupError:
-                pass
         await proc.wait()
-    return lines, proc.returncode
 
 
 def _rg_target(start: str) -> str:
@@ -246,14 +360,39 @@ def _strip_dot(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-async def rg_files(root: Path, start: str = "", name_glob: str | None = None) -> list[str]:
-    args = ["--files"] + ([f"--glob={name_glob}"] if name_glob else [])
-    lines, _ = await _run_rg(root, [*args, "--", _rg_target(start)], None)
+def _exclude_args(exclude: tuple[str, ...]) -> list[str]:
+    return [f"--glob=!/{folder}" for folder in exclude if not set(folder) & set("*?[]{}!\\")]
+
+
+async def rg_files(
+    root: Path, start: str = "", name_glob: str | None = None, exclude: tuple[str, ...] = ()
+) -> list[str]:
+    args = ["--files"] + ([f"--glob={name_glob}"] if name_glob else []) + _exclude_args(exclude)
     out: list[str] = []
-    for raw in b"".join(lines).split(b"\0"):
-        if raw := raw.strip(b"\n"):
-            out.append(_strip_dot(os.fsdecode(raw)))
-    return out
+    rest = b""
+    async with _rg(root, [*args, "--", _rg_target(start)]) as proc:
+        while True:
+            chunk = await proc.stdout.read(1 << 16)  # type: ignore[union-attr]
+            names = (rest + chunk).split(b"\0")
+            rest = names.pop() if chunk else b""
+            for raw in names if chunk else [*names, rest]:
+                if raw := raw.strip(b"\n"):
+                    path = _strip_dot(os.fsdecode(raw))
+                    if not is_excluded(path, exclude):
+                        out.append(path)
+            if not chunk:
+                return out
+
+
+def _rg_path_glob(glob: str, start: str) -> str | None:
+    """The path glob as rg should see it (anchored at the root), or None to filter alone."""
+    if set(start) & set("*?[]{}!\\"):
+        return None
+    return f"{start}/{glob}" if start else glob
+
+
+class _TooManyMatches(Exception):
+    """More matches than a parallel search should hold: search again in path order."""
 
 
 async def rg_grep(
@@ -265,84 +404,85 @@ async def rg_grep(
     regex: bool,
     ignore_case: bool,
     limit: int,
+    exclude: tuple[str, ...] = (),
 ) -> list[GrepMatch]:
+    """First a parallel search holding at most `PARALLEL_MATCHES_PER_LIMIT` × `limit`
+    matches (then sorted and cut); when there are more, a search in path order (one rg
+    thread) that stops at `limit`. Either way the first `limit` matches in path order."""
     args = ["--no-heading", "--line-number", "--with-filename"]
+    args += [f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview"]
     if not regex:
         args.append("--fixed-strings")
     if ignore_case:
         args.append("--ignore-case")
-    if glob and "/" not in glob:
-        args.append(f"--glob={glob}")
-    args += ["--regexp", pattern, "--", _rg_target(start)]
-    # When the glob needs path matching we filter afterwards, so read everything.
-    post_filter = glob is not None and "/" in glob
-    lines, code = await _run_rg(root, args, None if post_filter else limit)
-    if code == 2 and not lines:
-        # rg could not run this search (say, a regex feature only Python has): fall back.
-        return await asyncio.to_thread(
-            py_grep, root, pattern, start, glob, regex=regex, ignore_case=ignore_case, limit=limit
-        )
-    found: list[GrepMatch] = []
-    for line in lines:
-        path_bytes, _, rest = line.partition(b"\0")
-        number, _, text = rest.partition(b":")
-        path = _strip_dot(os.fsdecode(path_bytes))
-        if post_filter and not filter_matches(glob, _relative_to(path, start)):
-            continue
-        found.append(GrepMatch(path, int(number), clip_line(text.decode("utf-8", "replace"))))
-    found.sort(key=lambda m: (m.path, m.line))
+    if glob:  # rg skips what the glob excludes; we still check each path ourselves
+        rg_glob = glob if "/" not in glob else _rg_path_glob(glob, start)
+        if rg_glob is not None:
+            args.append(f"--glob={rg_glob}")
+    args += _exclude_args(exclude)
+    target = ["--regexp", pattern, "--", _rg_target(start)]
+
+    decided: dict[str, bool] = {}
+
+    def accept(path: str) -> bool:
+        if path not in decided:
+            decided[path] = not is_excluded(path, exclude) and (
+                glob is None or filter_matches(glob, _relative_to(path, start))
+            )
+        return decided[path]
+
+    try:
+        hold = PARALLEL_MATCHES_PER_LIMIT * limit
+        found = await _rg_matches(root, [*args, f"--max-count={limit}", *target], accept, hold)
+    except _TooManyMatches:
+        found = await _rg_matches(root, [*args, "--sort=path", *target], accept, limit)
+    found.sort(key=match_order)
     return found[:limit]
 
 
-def _relative_to(path: str, start: str) -> str:
-    return path[len(start) + 1 :] if start and path.startswith(start + "/") else path
-
-
-def py_files(root: Path, start: str = "") -> list[str]:
-    target = root / start if start else root
-    if start and target.is_file() and not target.is_symlink():
-        return [start]
-    return list(walk_files(root, start))
-
-
-def py_grep(
-    root: Path,
-    pattern: str,
-    start: str,
-    glob: str | None,
-    *,
-    regex: bool,
-    ignore_case: bool,
-    limit: int,
+async def _rg_matches(
+    root: Path, args: list[str], accept: Callable[[str], bool], most: int
 ) -> list[GrepMatch]:
-    matcher = make_matcher(pattern, regex=regex, ignore_case=ignore_case)
+    """rg's matches as they stream in; `_TooManyMatches` past `most` unless rg sorts."""
+    in_order = "--sort=path" in args
     found: list[GrepMatch] = []
-    for path in py_files(root, start):
-        if glob and not filter_matches(glob, _relative_to(path, start)):
-            continue
-        try:
-            data = (root / path).read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data:
-            continue
-        found.extend(grep_text(path, data.decode("utf-8", "replace"), matcher))
-    found.sort(key=lambda m: (m.path, m.line))
-    return found[:limit]
+    async with _rg(root, args) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        while line := await proc.stdout.readline():
+            path_bytes, _, rest = line.partition(b"\0")
+            number, _, text = rest.partition(b":")
+            path = _strip_dot(os.fsdecode(path_bytes))
+            if not number.isdigit() or not accept(path):
+                continue
+            found.append(GrepMatch(path, int(number), clip_line(text.decode("utf-8", "replace"))))
+            if len(found) >= most:
+                if in_order:
+                    break
+                raise _TooManyMatches
+        complaint = b"" if found else await proc.stderr.read(8192)
+    if proc.returncode == 2 and not found and complaint.strip():
+        reason = complaint.decode("utf-8", "replace").strip().splitlines()[-1]
+        raise BackendError(f"invalid regular expression (ripgrep: {reason}). {RG_SYNTAX}")
+    return found
 
 
 async def list_files(
-    root: Path, start: str = "", *, name_glob: str | None = None, use_rg: bool | None = None
+    root: Path,
+    start: str = "",
+    *,
+    name_glob: str | None = None,
+    use_rg: bool | None = None,
+    exclude: tuple[str, ...] = (),
 ) -> list[str]:
-    """Non-ignored files under `start`, sorted. `name_glob` (a pattern for the file name,
-    no `/`) may narrow the list; callers still match their full pattern."""
+    """Non-ignored files under `start`, in path order. `name_glob` (a pattern for the file
+    name, no `/`) may narrow the list; callers still match their full pattern."""
     if use_rg is None:
         use_rg = ripgrep() is not None
     if use_rg:
-        files = await rg_files(root, start, name_glob)
+        files = await rg_files(root, start, name_glob, exclude)
     else:
-        files = await asyncio.to_thread(py_files, root, start)
-    return sorted(files)
+        files = await asyncio.to_thread(py_files, root, start, exclude)
+    return sorted(files, key=path_order)
 
 
 async def grep_files(
@@ -355,15 +495,32 @@ async def grep_files(
     ignore_case: bool = False,
     limit: int = 1000,
     use_rg: bool | None = None,
+    exclude: tuple[str, ...] = (),
 ) -> list[GrepMatch]:
     if use_rg is None:
         use_rg = ripgrep() is not None
-    if regex:
-        re.compile(pattern)  # a bad regex is the caller's error, raised the same on both paths
     if use_rg:
         return await rg_grep(
-            root, pattern, start, glob, regex=regex, ignore_case=ignore_case, limit=limit
+            root,
+            pattern,
+            start,
+            glob,
+            regex=regex,
+            ignore_case=ignore_case,
+            limit=limit,
+            exclude=exclude,
         )
+    if regex:
+        request = {"root": str(root), "start": start, "glob": glob, "exclude": list(exclude)}
+        return await _in_worker(request, pattern, ignore_case=ignore_case, limit=limit)
     return await asyncio.to_thread(
-        py_grep, root, pattern, start, glob, regex=regex, ignore_case=ignore_case, limit=limit
+        py_grep,
+        root,
+        pattern,
+        start,
+        glob,
+        regex=False,
+        ignore_case=ignore_case,
+        limit=limit,
+        exclude=exclude,
     )
