@@ -14,6 +14,7 @@ greedy wildcard algorithm at both levels (stars over segments, stars within a se
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ def expand_braces(pattern: str) -> list[str]:
         if i < len(pattern) and commas:
             bounds = [start, *commas, i]
             head, tail = pattern[:start], pattern[i + 1 :]
-            options = [pattern[a + 1 : b] for a, b in zip(bounds, bounds[1:], strict=False)]
+            options = [pattern[a + 1 : b] for a, b in itertools.pairwise(bounds)]
             out: list[str] = []
             for option in options:
                 for rest in expand_braces(option + tail):

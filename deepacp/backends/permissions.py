@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from deepacp.backends.errors import BackendError, PathError
+from deepacp.backends.globs import compile_glob
 from deepacp.backends.protocol import (
     Backend,
     Entry,
@@ -35,7 +36,6 @@ from deepacp.backends.protocol import (
     OutputCallback,
     TerminalCallback,
 )
-from deepacp.backends.globs import compile_glob
 
 Operation = Literal["read", "write"]
 RuleMode = Literal["allow", "deny", "interrupt"]
@@ -80,10 +80,7 @@ class PermissionRule:
     def matches(self, operation: Operation, rule_path: str) -> bool:
         if operation not in self.operations:
             return False
-        for pattern in self.paths:
-            if compile_glob(pattern).match(rule_path):  # `/x/**` covers `/x` too
-                return True
-        return False
+        return any(compile_glob(p).match(rule_path) for p in self.paths)  # `/x/**` is `/x` too
 
 
 @dataclass(frozen=True)
