@@ -123,6 +123,10 @@ class FilesystemBackend(Backend):
         relative = self.workspace_path(path)
         return self.root / relative if relative else self.root
 
+    def resolved_path(self, path: str) -> str:
+        real = self.confined_path(path)
+        return "" if real == self.root else real.relative_to(self.root).as_posix()
+
     def confined_path(self, path: str) -> Path:
         """The real path on disk for `path`, refusing anything that resolves outside."""
         return self._real(path)[1]

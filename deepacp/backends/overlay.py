@@ -43,6 +43,9 @@ class OverlayBackend(Backend):
     def disk_path(self, path: str) -> Path:
         return self.disk.disk_path(path)
 
+    def resolved_path(self, path: str) -> str:
+        return self.disk.resolved_path(path)
+
     def changes(self) -> dict[str, tuple[str | None, str | None]]:
         """Workspace path -> (text the agent started from, text now); None: no file."""
         return {p: (self._base[p], new) for p, new in self._new.items() if self._base[p] != new}
