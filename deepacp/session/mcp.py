@@ -2,8 +2,9 @@
 
 Each server runs in a task of its own (the MCP SDK's transports must be closed by the task
 that opened them) and stays connected until the session closes, so a tool call costs a
-request on an open connection, not a new process. A server that fails to start is reported
-and left out; the session works without it.
+request on an open connection, not a new process. A server that fails to start, or does
+not finish starting (initialize, tools/list) within the start-up time, is reported and left
+out; the session works without it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +20,15 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 30.0
+"""Seconds a server has to start, answer `initialize` and list its tools
+(`DEEPACP_MCP_TIMEOUT` overrides it)."""
+
+
+def start_timeout() -> float:
+    try:
+        return float(os.environ.get("DEEPACP_MCP_TIMEOUT", START_TIMEOUT))
+    except ValueError:
+        return START_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -103,12 +114,19 @@ class McpServers:
             missing = "MCP support is not installed: pip install 'deepacp[mcp]'"
             ready.set_exception(RuntimeError(missing))
             return
+        timeout = start_timeout()
         try:
-            async with create_session(server.connection(cwd)) as session:
-                await asyncio.wait_for(session.initialize(), START_TIMEOUT)
-                tools = await load_mcp_tools(
-                    session, server_name=tool_prefix(server.name), tool_name_prefix=True
-                )
+            async with contextlib.AsyncExitStack() as stack:
+                try:  # every start-up step: the process or connection, initialize, tools/list
+                    async with asyncio.timeout(timeout):
+                        connection = create_session(server.connection(cwd))
+                        session = await stack.enter_async_context(connection)
+                        await session.initialize()
+                        tools = await load_mcp_tools(
+                            session, server_name=tool_prefix(server.name), tool_name_prefix=True
+                        )
+                except TimeoutError:
+                    raise TimeoutError(f"no answer within {timeout:g} s") from None
                 ready.set_result(tools)
                 await self._stop.wait()
         except BaseException as exc:

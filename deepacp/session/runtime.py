@@ -20,7 +20,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
 from deepacp.backends.filesystem import keep_write_journal
-from deepacp.errors import SessionBusy, TurnError
+from deepacp.errors import DeepacpError, SessionBusy, TurnError
 from deepacp.events import (
     ASK_IN_CHAT,
     Event,
@@ -197,12 +197,16 @@ class Session:
         """Run one turn for the user's message (or a slash command); returns why it stopped."""
         if self.running:
             raise SessionBusy("a turn is already running in this session; cancel it first")
-        await self.graph()  # a configuration problem is reported as itself, before the turn
         self._cancel_requested = False
         self.last_turn_tokens = {}
+        # The turn starts with no await before it, so a second prompt sees it running; it
+        # covers the wait for the graph (and MCP start-up), so cancel works there too.
         self._turn = asyncio.create_task(self._dispatch(content))
         try:
             return await self._turn
+        except DeepacpError:  # a configuration problem, say: reported as itself
+            await self._settle(FAILED_RUN)
+            raise
         except asyncio.CancelledError:
             if not self._cancel_requested:
                 raise
@@ -230,6 +234,7 @@ class Session:
             self._turn.cancel()  # type: ignore[union-attr]
 
     async def _dispatch(self, content: str | list[dict]) -> StopReason:
+        await self.graph()
         text = content if isinstance(content, str) else text_of(content[:1])
         available = await self.commands()
         parsed = commands.parse_command(text, (c.name for c in available))
@@ -362,6 +367,8 @@ class Session:
         (with `answers` where given, else `reason`), and close every card still open."""
         live = self._live
         repaired: list[Any] = []
+        if self._graph is None:  # stopped before the turn began: nothing to repair
+            return
         try:
             graph = self._graph
             state = await graph.aget_state(self.config)
