@@ -426,11 +426,14 @@ def make_handler(agent: DeepacpAgent) -> Any:
     extra = {"session/delete": agent.delete_session, "logout": agent.logout}
 
     async def handle(method: str, params: Any, is_notification: bool) -> Any:
-        if method in extra and not is_notification:
-            return await extra[method](params)
-        if method == "$/cancel_request":
-            return None  # a client may cancel a request it sent; our handlers finish promptly
-        return await router(method, params, is_notification)
+        try:
+            if method in extra and not is_notification:
+                return await extra[method](params)
+            if method == "$/cancel_request":
+                return None  # a client may cancel a request it sent; ours finish promptly
+            return await router(method, params, is_notification)
+        except DeepacpError as exc:  # one readable line (a corrupt store, say), not a trace
+            raise RequestError(-32000, str(exc)) from None
 
     return handle
 
