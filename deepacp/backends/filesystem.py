@@ -6,6 +6,7 @@ import asyncio
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from deepacp.backends import search
@@ -100,7 +101,16 @@ def atomic_write(target: Path, content: str) -> None:
 class FilesystemBackend(Backend):
     """Files under `root_dir` on disk; nothing outside it is reachable."""
 
-    def __init__(self, root_dir: str | Path, *, use_ripgrep: bool | None = None) -> None:
+    def __init__(
+        self,
+        root_dir: str | Path,
+        *,
+        use_ripgrep: bool | None = None,
+        hidden: Sequence[Path] = (),
+    ) -> None:
+        """`hidden`: folders under the root that are not part of the workspace (deepacp's
+        own `$DEEPACP_HOME` when the workspace is `~`): unreachable by any path or link,
+        and left out of listings and searches."""
         given = Path(root_dir).expanduser().absolute()
         if not given.is_dir():
             raise ValueError(f"workspace root {given} is not a directory")
@@ -108,6 +118,11 @@ class FilesystemBackend(Backend):
         # Accept absolute paths under the root as given and as resolved (symlinked homes).
         self._roots = tuple(dict.fromkeys([given.as_posix(), self.root.as_posix()]))
         self.use_ripgrep = use_ripgrep
+        inside = (Path(h).expanduser().absolute().resolve() for h in hidden)
+        self.hidden = tuple(
+            h.relative_to(self.root).as_posix() for h in inside if h.is_relative_to(self.root)
+        )
+        self.hidden = tuple(h for h in self.hidden if h)  # never the whole root
 
     def workspace_path(self, path: str) -> str:
         error: PathError | None = None
@@ -133,7 +148,17 @@ class FilesystemBackend(Backend):
 
     def _real(self, path: str, *, follow_final: bool = True) -> tuple[str, Path]:
         relative = self.workspace_path(path)
-        return relative, confine(self.root, relative, follow_final=follow_final)
+        real = confine(self.root, relative, follow_final=follow_final)
+        if self.hidden:
+            resolved = "" if real == self.root else real.relative_to(self.root).as_posix()
+            if search.is_excluded(relative, self.hidden) or search.is_excluded(
+                resolved, self.hidden
+            ):
+                raise PathError(
+                    f"{relative}: deepacp's own folder ($DEEPACP_HOME) is not part of the "
+                    "workspace; of it the agent sees only /user/AGENTS.md and /user/skills"
+                )
+        return relative, real
 
     def _stat(self, relative: str, real: Path) -> os.stat_result:
         try:
@@ -155,7 +180,8 @@ class FilesystemBackend(Backend):
                 size = None if is_dir else child.stat().st_size
             except OSError:
                 is_dir, size = False, None
-            entries.append(Entry(child_path, is_dir, size))
+            if not search.is_excluded(child_path, self.hidden):
+                entries.append(Entry(child_path, is_dir, size))
         return entries
 
     async def read_text(self, path: str) -> str:
@@ -218,7 +244,7 @@ class FilesystemBackend(Backend):
         braces_apart = "{" in rest or "}" in rest  # a {…} spanning `/`: rg cannot take part
         name_glob = None if "**" in last or braces_apart else last  # rg skips most files
         files = await search.list_files(
-            self.root, start, name_glob=name_glob, use_rg=self.use_ripgrep
+            self.root, start, name_glob=name_glob, use_rg=self.use_ripgrep, exclude=self.hidden
         )
         prefix = f"{start}/" if start else ""
 
@@ -248,6 +274,7 @@ class FilesystemBackend(Backend):
             ignore_case=ignore_case,
             limit=limit,
             use_rg=self.use_ripgrep,
+            exclude=self.hidden,
         )
 
 

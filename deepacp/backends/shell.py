@@ -8,6 +8,7 @@ import inspect
 import os
 import re
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 
 from deepacp.backends.errors import BackendError
@@ -82,8 +83,9 @@ class LocalShellBackend(FilesystemBackend):
         max_output: int = DEFAULT_MAX_OUTPUT,
         env: dict[str, str] | None = None,
         use_ripgrep: bool | None = None,
+        hidden: Sequence[Path] = (),
     ) -> None:
-        super().__init__(root_dir, use_ripgrep=use_ripgrep)
+        super().__init__(root_dir, use_ripgrep=use_ripgrep, hidden=hidden)
         self.default_timeout = default_timeout
         self.max_output = max_output
         self.env = command_environment(env)

@@ -142,9 +142,10 @@ async def test_the_home_inside_the_workspace_is_out_of_reach(agent_factory, tall
             if args.get("file_path") == "/user/AGENTS.md":
                 t.record("be brief" in text, f"/user/AGENTS.md unreadable: {text[:200]}")
                 continue
-            leaked = any(s in text for s in (CANARY, "sessions.db", "scratch", "be brief"))
-            leaked = leaked or any(line.startswith(".deepacp") for line in text.splitlines())
-            t.record(not leaked, f"{name} {args}: {text[:200]}")
+            marks = ("from another project", "sessions.db", "scratch/", "be brief")
+            leaked = any(mark in text for mark in marks) or ".deepacp/" in text.splitlines()
+            refused = cards[f"c{i}"]["statuses"][-1] == "failed"  # its message names the path
+            t.record(refused or not leaked, f"{name} {args}: {text[:200]}")
         t.record("notes.txt" in shown("c7"), f"the workspace itself is listed: {shown('c7')}")
         t.record(not agent.client.of(S.RequestPermissionRequest), "asked")
     t.check()
