@@ -18,6 +18,8 @@ from deepacp.backends.protocol import ExecuteResult, OutputCallback, TerminalCal
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0
 DEFAULT_MAX_OUTPUT = 1_000_000
+MAX_PARALLEL_COMMANDS = 8
+"""Commands running at once; more (a model message with 1,000 calls) wait their turn."""
 
 # Credentials the agent's own process needs are not handed to the commands it runs.
 _SECRET_NAME = re.compile(r"(_API_KEY|_SECRET_KEY|_ACCESS_KEY)$|^DEEPACP_", re.IGNORECASE)
@@ -59,6 +61,30 @@ class _Capture:
         return self.head + middle + self.tail
 
 
+_lifeline: tuple[int, int, int] | None = None  # (our pid, read end, write end)
+
+
+def lifeline() -> int:
+    """The read end of a pipe whose write end only this process holds (it is never
+    inherited): it reads end-of-file once the process is gone, however it ended — kill -9
+    included. Each command's watchdog waits on it and then kills the command's group."""
+    global _lifeline
+    if _lifeline is None or _lifeline[0] != os.getpid():
+        read, write = os.pipe()
+        _lifeline = (os.getpid(), read, write)
+    return _lifeline[1]
+
+
+def watched(command: str, fd: int) -> list[str]:
+    """argv running `command` as `sh -c` does, beside a watchdog in its process group that
+    kills the whole group when the server's lifeline breaks. The watchdog is not a child of
+    the command's shell, so `wait` in the command does not wait for it, and holds none of
+    its output pipes, so the output ends when the command's does."""
+    watchdog = f"(read _ < /dev/fd/{fd}; kill -KILL 0) </dev/null >/dev/null 2>&1 &"
+    script = f'( {watchdog} ); exec /bin/sh -c "$1"'
+    return ["/bin/sh", "-c", script, "sh", command]
+
+
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -70,7 +96,9 @@ class LocalShellBackend(FilesystemBackend):
     """FilesystemBackend plus `execute` in the workspace root.
 
     Each command runs in its own process group; on timeout or cancel the whole group is
-    killed. Commands are not sandboxed: approvals are what protects the user.
+    killed, and so it is when this process dies (see `lifeline`). At most
+    `MAX_PARALLEL_COMMANDS` run at once. Commands are not sandboxed: approvals are what
+    protects the user.
     """
 
     can_execute = True
@@ -89,6 +117,7 @@ class LocalShellBackend(FilesystemBackend):
         self.default_timeout = default_timeout
         self.max_output = max_output
         self.env = command_environment(env)
+        self._slots = asyncio.Semaphore(MAX_PARALLEL_COMMANDS)
 
     async def execute(
         self,
@@ -103,14 +132,22 @@ class LocalShellBackend(FilesystemBackend):
             timeout = self.default_timeout
         if not 0 < timeout <= MAX_TIMEOUT:
             raise BackendError(f"timeout must be between 0 and {MAX_TIMEOUT:.0f} seconds")
-        proc = await asyncio.create_subprocess_shell(
-            command,
+        async with self._slots:
+            return await self._run(command, timeout, on_output)
+
+    async def _run(
+        self, command: str, timeout: float, on_output: OutputCallback | None
+    ) -> ExecuteResult:
+        fd = lifeline()
+        proc = await asyncio.create_subprocess_exec(
+            *watched(command, fd),
             cwd=self.root,
             env=self.env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=(fd,),
         )
         capture = _Capture(self.max_output)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
