@@ -41,7 +41,13 @@ from deepacp.harness.skills import discover_skills
 from deepacp.secrets import redact, register_secrets
 from deepacp.session import commands, projection
 from deepacp.session.agent import APPROVAL_DECISIONS, build_session_agent
-from deepacp.session.approvals import MODE_IDS, ApprovalPolicy, Mode, permission_options
+from deepacp.session.approvals import (
+    MODE_IDS,
+    ApprovalPolicy,
+    Mode,
+    permission_options,
+    runs_code_later,
+)
 from deepacp.session.ask import ASK_USER, ASKED_IN_CHAT, ask_user_tool
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.store import SessionRecord, SessionStore
@@ -107,6 +113,7 @@ class Session:
         self.model_factory = model_factory
         self.planning = planning
         self.policy = ApprovalPolicy(mode=record.mode)  # type: ignore[arg-type]
+        self.policy.runs_code_later = lambda path: runs_code_later(self.backend, path)
         self._view = view
         self._extra_roots = tuple(extra_roots)
         self.backend = self._backend()
