@@ -6,7 +6,6 @@ import asyncio
 import codecs
 import inspect
 import os
-import re
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 from deepacp.backends.errors import BackendError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.protocol import ExecuteResult, OutputCallback, TerminalCallback
+from deepacp.secrets import secrets_in
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0
@@ -21,17 +21,23 @@ DEFAULT_MAX_OUTPUT = 1_000_000
 MAX_PARALLEL_COMMANDS = 8
 """Commands running at once; more (a model message with 1,000 calls) wait their turn."""
 
-# Credentials the agent's own process needs are not handed to the commands it runs.
-_SECRET_NAME = re.compile(r"(_API_KEY|_SECRET_KEY|_ACCESS_KEY)$|^DEEPACP_", re.IGNORECASE)
+KEEP_ENV = "DEEPACP_KEEP_ENV"
+"""Comma-separated names of secret variables that commands may have all the same."""
 
 _QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "NO_COLOR": "1"}
 
 
 def command_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for agent commands: ours, minus credentials, with pagers off."""
-    env = {k: v for k, v in (base if base is not None else os.environ).items()}
-    for name in [n for n in env if _SECRET_NAME.search(n)]:
-        del env[name]
+    """The environment for agent commands: ours, minus every secret (`deepacp.secrets`'s
+    definition) and deepacp's own settings, with pagers off. `DEEPACP_KEEP_ENV` names
+    secrets to pass through anyway (their values are still redacted from output)."""
+    source = base if base is not None else os.environ
+    keep = {n.strip() for n in source.get(KEEP_ENV, "").split(",") if n.strip()}
+    env = {
+        name: value
+        for name, value in source.items()
+        if name in keep or not (name.upper().startswith("DEEPACP_") or secrets_in(name, value))
+    }
     env.update(_QUIET_ENV)
     return env
 

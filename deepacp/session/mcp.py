@@ -14,6 +14,8 @@ import contextlib
 import logging
 import os
 import re
+import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,18 +45,47 @@ class McpServer:
     url: str = ""
     headers: tuple[tuple[str, str], ...] = ()
 
-    def connection(self, cwd: str) -> dict[str, Any]:
-        """The langchain-mcp-adapters connection config."""
-        if self.transport == "stdio":
-            return {
-                "transport": "stdio",
-                "command": self.command,
-                "args": list(self.args),
-                "env": dict(self.env) or None,
-                "cwd": cwd,
-            }
+    def connection(self) -> dict[str, Any]:
+        """The langchain-mcp-adapters connection config of an http or sse server (a stdio
+        server is started by `stdio_session`, which keeps its stderr)."""
         transport = "streamable_http" if self.transport == "http" else "sse"
         return {"transport": transport, "url": self.url, "headers": dict(self.headers) or None}
+
+
+class ServerLog:
+    """Where a stdio server's stderr goes: our log, line by line, with secrets redacted
+    (it may echo the credential the client gave it), not straight to deepacp's stderr."""
+
+    def __init__(self, name: str) -> None:
+        read, write = os.pipe()
+        self.writer = os.fdopen(write, "w")  # the server's stderr
+        reader = os.fdopen(read, "r", encoding="utf-8", errors="replace")
+        threading.Thread(target=self._pump, args=(name, reader), daemon=True).start()
+
+    @staticmethod
+    def _pump(name: str, reader: Any) -> None:
+        with reader:
+            for line in reader:
+                log.warning("MCP server %s: %s", name, line.rstrip())  # redacted by the filter
+
+    def close(self) -> None:
+        self.writer.close()  # the pump ends once the server's copy closes too
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(server: McpServer, cwd: str, errlog: ServerLog) -> AsyncIterator[Any]:
+    """An MCP session with a stdio server whose stderr goes to `errlog`."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=server.command, args=list(server.args), env=dict(server.env) or None, cwd=cwd
+    )
+    async with (
+        stdio_client(params, errlog=errlog.writer) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        yield session
 
 
 def describe(exc: BaseException) -> str:
@@ -115,11 +146,16 @@ class McpServers:
             ready.set_exception(RuntimeError(missing))
             return
         timeout = start_timeout()
+        errlog = ServerLog(server.name) if server.transport == "stdio" else None
         try:
             async with contextlib.AsyncExitStack() as stack:
                 try:  # every start-up step: the process or connection, initialize, tools/list
                     async with asyncio.timeout(timeout):
-                        connection = create_session(server.connection(cwd))
+                        connection = (
+                            stdio_session(server, cwd, errlog)
+                            if errlog is not None
+                            else create_session(server.connection())
+                        )
                         session = await stack.enter_async_context(connection)
                         await session.initialize()
                         tools = await load_mcp_tools(
@@ -134,6 +170,9 @@ class McpServers:
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
             if isinstance(exc, asyncio.CancelledError):
                 raise
+        finally:
+            if errlog is not None:
+                errlog.close()
 
     async def close(self) -> None:
         self._stop.set()

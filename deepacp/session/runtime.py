@@ -50,6 +50,7 @@ from deepacp.session.approvals import (
 )
 from deepacp.session.ask import ASK_USER, ASKED_IN_CHAT, ask_user_tool
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
+from deepacp.session.redaction import LiveRedactor
 from deepacp.session.store import SessionRecord, SessionStore
 from deepacp.session.workspace import (
     MEMORY_SOURCES,
@@ -310,12 +311,16 @@ class Session:
             self.record = self.store.update(self.record, title=title or "Untitled")
             await self.handler.emit(TitleChanged(self.record.title or ""))
         payload: Any = {"messages": [message]}
+        redactor = LiveRedactor()  # the one place live events leave for the faces
         while True:
             async for namespace, mode, data in graph.astream(
                 payload, self.config, stream_mode=STREAM_MODES, subgraphs=True
             ):
                 for event in live.feed(namespace, mode, data):
-                    await self.handler.emit(event)
+                    for shown in redactor.feed(event):
+                        await self.handler.emit(shown)
+            for shown in redactor.flush():
+                await self.handler.emit(shown)
             if not live.interrupts:
                 break
             payload = Command(resume=await self._decide_all(live))
