@@ -13,7 +13,7 @@ from pathlib import Path
 from deepacp.backends.errors import BackendError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.protocol import ExecuteResult, OutputCallback, TerminalCallback
-from deepacp.secrets import secrets_in
+from deepacp.secrets import redact, secrets_in
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0
@@ -43,7 +43,12 @@ def command_environment(base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class _Capture:
-    """Keeps the head and tail of a command's output within a character budget."""
+    """Keeps the head and tail of a command's output within a character budget.
+
+    Each end keeps `SLACK` characters more than it shows and is redacted before it is cut
+    to size, so a cut through a secret leaves no prefix of it behind."""
+
+    SLACK = 4096
 
     def __init__(self, limit: int) -> None:
         self.half = max(1, limit // 2)
@@ -52,19 +57,31 @@ class _Capture:
         self.dropped = 0
 
     def add(self, text: str) -> None:
-        room = self.half - len(self.head)
+        room = self.half + self.SLACK - len(self.head)
         if room > 0:
             self.head += text[:room]
             text = text[room:]
         if text:
             self.tail += text
-            if len(self.tail) > self.half:
-                self.dropped += len(self.tail) - self.half
-                self.tail = self.tail[-self.half :]
+            if len(self.tail) > self.half + self.SLACK:
+                self.dropped += len(self.tail) - self.half - self.SLACK
+                self.tail = self.tail[-self.half - self.SLACK :]
 
     def text(self) -> str:
-        middle = f"\n… [{self.dropped} characters of output omitted] …\n" if self.dropped else ""
-        return self.head + middle + self.tail
+        if not self.dropped:  # head and tail meet: one text
+            whole = redact(self.head + self.tail)
+            if len(whole) <= 2 * self.half:
+                return whole
+            head, tail, omitted = whole, whole, len(whole) - 2 * self.half
+        else:
+            head, tail = redact(self.head), redact(self.tail)
+            omitted = self.dropped + len(head) + len(tail) - 2 * self.half
+        middle = f"\n… [{omitted} characters of output omitted] …\n"
+        return head[: self.half] + middle + tail[-self.half :]
+
+    @property
+    def truncated(self) -> bool:
+        return self.dropped > 0 or len(self.head) + len(self.tail) > 2 * self.half
 
 
 _lifeline: tuple[int, int, int] | None = None  # (our pid, read end, write end)
@@ -186,6 +203,6 @@ class LocalShellBackend(FilesystemBackend):
         return ExecuteResult(
             output=capture.text(),
             exit_code=None if timed_out else proc.returncode,
-            truncated=capture.dropped > 0,
+            truncated=capture.truncated,
             timed_out=timed_out,
         )

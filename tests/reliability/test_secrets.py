@@ -115,6 +115,9 @@ async def test_secrets_in_live_chunks_urls_clips_stderr_and_commands(
     t = tally("secrets: live chunks, URL passwords, clipped lines, MCP stderr, commands")
     clipped = "x" * 1990 + GITHUB + " tail\n"  # read_file clips lines at 2000 characters
     encoded = "printenv GITHUB_TOKEN | base64; echo U=$DATABASE_URL P=$MYSQL_PWD"
+    # Command output keeps its first and last 500,000 characters: the key straddles the cut.
+    fill = "head -c {} /dev/zero | tr '\\0' {}"
+    cut_through_the_key = f"{fill.format(499_980, 'x')}; cat key.txt; {fill.format(600_000, 'y')}"
     turns = [
         {
             "reasoning": f"I found {ANTHROPIC} in the env",
@@ -123,6 +126,7 @@ async def test_secrets_in_live_chunks_urls_clips_stderr_and_commands(
                 {"id": "clip", "name": "read_file", "args": {"file_path": "long.txt"}},
                 {"id": "cmd", "name": "execute", "args": {"command": encoded}},
                 {"id": "dsn", "name": "read_file", "args": {"file_path": "settings.ini"}},
+                {"id": "cut", "name": "execute", "args": {"command": cut_through_the_key}},
             ],
         },
         {"content": "done"},
@@ -138,6 +142,7 @@ async def test_secrets_in_live_chunks_urls_clips_stderr_and_commands(
     async with agent_factory(turns, env=env, command=command) as agent:
         (agent.workspace / "long.txt").write_text(clipped)
         (agent.workspace / "settings.ini").write_text(f"password = {DB_PASSWORD}\n{MYSQL}\n")
+        (agent.workspace / "key.txt").write_text(GITHUB)
         noisy = S.McpServerStdio(
             name="noisy",
             command="sh",
