@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from deepacp.backends.search import grep_texts_now, make_matcher, py_grep
+from deepacp.backends.pysearch import grep_texts_now, make_matcher, py_grep
 
 
 def main() -> int:
