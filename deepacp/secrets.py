@@ -19,7 +19,9 @@ from typing import Any
 from urllib.parse import unquote
 
 SECRET_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_PWD$|_PASS$", re.I)
-URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@")
+# Bounded repeats: a value can be anything (an MCP server's environment from the client),
+# and an unbounded scheme would make a long value cost time quadratic in its length.
+URL_PASSWORD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s@]{1,256})@")
 MIN_LENGTH = 8
 HELD_BACK_MIN = 4
 """A stream that ends on this much of a secret's beginning ends on `[redacted]`."""

@@ -139,7 +139,10 @@ class FilesystemBackend(Backend):
         return self.root / relative if relative else self.root
 
     def resolved_path(self, path: str) -> str:
-        real = self.confined_path(path)
+        try:
+            real = self.confined_path(path)
+        except OSError as exc:  # a name too long, say: no path, so no rule can match it
+            raise PathError(f"{path[:200]}: {exc.strerror or exc}") from None
         return "" if real == self.root else real.relative_to(self.root).as_posix()
 
     def confined_path(self, path: str) -> Path:

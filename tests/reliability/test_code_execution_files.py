@@ -65,6 +65,8 @@ async def test_code_execution_files_always_ask(agent_factory, tally, tmp_path: P
         control = {"file_path": f"src/{mode}.py", "content": "ok = True\n"}
         batch.append({"id": f"{mode}-control", "name": "write_file", "args": control})
         turns += [{"tool_calls": batch}, {"content": "done"}]
+    yolo = {"file_path": ".git/info/exclude", "content": "*.tmp\n"}
+    turns += [{"tool_calls": [{"id": "y", "name": "write_file", "args": yolo}]}, {"content": "ok"}]
     async with agent_factory(turns) as agent:
         repo(agent.workspace)
         session = await agent.new_session()
@@ -91,19 +93,11 @@ async def test_code_execution_files_always_ask(agent_factory, tally, tmp_path: P
             t.record(changed == expected, f"{mode}: changed {sorted(changed)}")
             t.record(f"{mode}-control" not in asked, f"{mode}: an ordinary write was asked")
         t.record(not (agent.workspace / "pwned").exists(), "a planted command ran")
-    t.check()
-
-
-async def test_yolo_still_writes_them(agent_factory, tally) -> None:
-    """yolo is the user's explicit "never ask": the list does not override it."""
-    t = tally("code-execution files: always asked")
-    args = {"file_path": ".git/info/exclude", "content": "*.tmp\n"}
-    turns = [{"tool_calls": [{"id": "w", "name": "write_file", "args": args}]}, {"content": "ok"}]
-    async with agent_factory(turns) as agent:
-        repo(agent.workspace)
-        session = await agent.new_session()
+        # yolo is the user's explicit "never ask": the list does not override it.
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        agent.client.permission_requests.clear()
         await agent.prompt(session, "ignore tmp files")
         t.record(not agent.client.permission_requests, "yolo asked")
-        t.record((agent.workspace / ".git/info/exclude").exists(), "yolo did not write")
+        written = (agent.workspace / ".git/info/exclude").read_text() == "*.tmp\n"
+        t.record(written, "yolo did not write")
     t.check()

@@ -65,15 +65,13 @@ async def test_doctor_flags_modes_and_broken_databases(agent_factory, tally, tmp
     t.record(healthy.returncode == 0, f"a healthy home fails: {healthy.stdout}")
     home.chmod(0o755)
     (home / "sessions.db").chmod(0o644)
-    loose = doctor(home, tmp_path)
-    fails = [line for line in loose.stdout.splitlines() if line.startswith("FAIL")]
-    t.record(loose.returncode == 1, f"doctor exit {loose.returncode}")
-    t.record(any("sessions.db" in f and "600" in f for f in fails), f"no mode FAIL: {fails}")
-    t.record(any(str(home) in f and "700" in f for f in fails), f"no home FAIL: {fails}")
     (home / "checkpoints.db").write_bytes(b"this is not a database" * 100)
     broken = doctor(home, tmp_path)
     fails = [line for line in broken.stdout.splitlines() if line.startswith("FAIL")]
-    t.record(any("checkpoints.db" in f for f in fails), f"no integrity FAIL: {fails}")
+    t.record(broken.returncode == 1, f"doctor exit {broken.returncode}")
+    t.record(any("sessions.db" in f and "600" in f for f in fails), f"no mode FAIL: {fails}")
+    t.record(any(f"{home} is" in f and "700" in f for f in fails), f"no home FAIL: {fails}")
+    t.record(any("checkpoints.db" in f and "move it" in f for f in fails), f"no db FAIL: {fails}")
     t.check()
 
 

@@ -30,8 +30,9 @@ MEMORY = "Be brief.\n"
 BIG = 90_000  # characters: over the offload threshold (20k tokens)
 
 
-def hostile_ids(workspace: Path, count: int) -> list[str]:
-    """Ids that climb out of the offload folder towards the workspace and the user memory."""
+def hostile_ids(workspace: Path, count: int, first: int = 0) -> list[str]:
+    """Ids that climb out of the offload folder towards the workspace and the user memory
+    (`count` of them, from form number `first` on; numbered once the forms run out)."""
     inside = str(workspace).lstrip("/")
     forms = [
         f"../{inside}/test.sh",
@@ -43,7 +44,8 @@ def hostile_ids(workspace: Path, count: int) -> list[str]:
         "/../user/AGENTS.md",
         "..",
     ]
-    return [f"{forms[i % len(forms)]}" + ("" if i < len(forms) else f"#{i}") for i in range(count)]
+    numbers = range(first, first + count)
+    return [forms[i % len(forms)] + ("" if i < len(forms) else f"#{i}") for i in numbers]
 
 
 def plant(workspace: Path, home: Path) -> None:
@@ -88,7 +90,7 @@ async def test_tool_call_ids_cannot_steer_an_offload_over_acp(
     agent_factory, model_requests, tally, tmp_path: Path
 ) -> None:
     t = tally("model-controlled ids: offload over ACP")
-    count = size(8, 40)
+    count = size(4, 40)  # each call's name or answer is 90k characters: a few fill a window
     bogus = "no_such_tool_" + "x" * BIG
     ids = hostile_ids(tmp_path / "workspace", count)  # the workspace agent_factory uses
     calls = [{"id": i, "name": bogus, "args": {}} for i in ids[: count // 2]]
@@ -124,7 +126,7 @@ async def test_tool_call_ids_cannot_steer_an_offload_in_the_python_api(
     workspace, home = tmp_path / "ws", tmp_path / "home"
     workspace.mkdir()
     plant(workspace, home)
-    ids = hostile_ids(workspace, size(8, 40))
+    ids = hostile_ids(workspace, size(4, 40), first=4)  # other forms than over ACP
     bogus = "no_such_tool_" + "x" * BIG
     calls = [{"id": i, "name": bogus, "args": {}} for i in ids]
     model = ScriptedChatModel(turns=[{"tool_calls": calls}, {"content": "done"}])
@@ -165,7 +167,7 @@ async def test_tool_call_ids_cannot_steer_an_offload_over_lsp(
     workspace.mkdir()
     plant(workspace, home)
     (workspace / "app.py").write_text("x = 1\n")
-    ids = hostile_ids(workspace, size(4, 20))
+    ids = hostile_ids(workspace, size(4, 20), first=2)
     bogus = "no_such_tool_" + "x" * BIG
     script = tmp_path / "script.json"
     turns = [{"tool_calls": [{"id": i, "name": bogus, "args": {}} for i in ids]}, {"content": "ok"}]

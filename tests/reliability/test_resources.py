@@ -93,7 +93,7 @@ async def all_dead(pids: list[int], within: float = 5.0) -> bool:
     return True
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP, signal.SIGTERM], ids=str)
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP], ids=str)
 async def test_commands_die_with_the_acp_server(agent_factory, tally, how) -> None:
     t = tally("resources: commands die with the server")
     turns = [{"tool_calls": [{"id": "c", "name": "execute", "args": {"command": PID_COMMAND}}]}]
@@ -210,7 +210,7 @@ async def test_commands_die_with_the_lsp_server(tally, tmp_path: Path) -> None:
 async def test_an_mcp_server_that_never_lists_its_tools(agent_factory, tally) -> None:
     t = tally("resources: MCP start-up bounded, cancel while waiting")
     hanging = S.McpServerStdio(name="hang", command=sys.executable, args=[HANGING_MCP], env=[])
-    env = {"DEEPACP_MCP_TIMEOUT": "3"}
+    env = {"DEEPACP_MCP_TIMEOUT": "1.5"}
     async with agent_factory([{"content": "answered"}] * 2, env=env) as agent:
         # Cancel while the turn waits for the server.
         new = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[hanging])
