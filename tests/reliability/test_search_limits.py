@@ -100,7 +100,7 @@ async def test_python_regex_runs_with_a_deadline_off_the_event_loop(
     runs in another process, the event loop keeps ticking, and a deadline ends it."""
     from deepacp.backends import search
 
-    monkeypatch.setattr(search, "REGEX_DEADLINE", 1.0)
+    monkeypatch.setattr(search, "REGEX_DEADLINE", 0.5)
     t = tally("bounded search: Python regex deadline")
     victim_tree(tmp_path)
     disk = FilesystemBackend(tmp_path, use_ripgrep=False)
