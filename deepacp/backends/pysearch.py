@@ -32,12 +32,13 @@ class GrepMatch:
     text: str
 
 
-def path_order(path: str) -> tuple[str, ...]:
-    """The order a sorted walk visits paths in (`a/b` before `a-b` before `a.txt`)."""
-    return tuple(path.split("/"))
+def path_order(path: str) -> str:
+    """A sort key for the order a sorted walk visits paths in, segment by segment (`a/b`
+    before `a-b` before `a.txt`): the path with `/` as NUL, which sorts before any name."""
+    return path.replace("/", "\0")
 
 
-def match_order(match: GrepMatch) -> tuple[tuple[str, ...], int]:
+def match_order(match: GrepMatch) -> tuple[str, int]:
     return path_order(match.path), match.line
 
 
