@@ -119,10 +119,11 @@ class FilesystemBackend(Backend):
         self._roots = tuple(dict.fromkeys([given.as_posix(), self.root.as_posix()]))
         self.use_ripgrep = use_ripgrep
         inside = (Path(h).expanduser().absolute().resolve() for h in hidden)
-        self.hidden = tuple(
-            h.relative_to(self.root).as_posix() for h in inside if h.is_relative_to(self.root)
+        self.hidden = tuple(  # workspace paths; never the root itself
+            h.relative_to(self.root).as_posix()
+            for h in inside
+            if h.is_relative_to(self.root) and h != self.root
         )
-        self.hidden = tuple(h for h in self.hidden if h)  # never the whole root
 
     def workspace_path(self, path: str) -> str:
         error: PathError | None = None
