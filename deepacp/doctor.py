@@ -18,6 +18,7 @@ from deepacp.config import deepacp_home, load_config
 from deepacp.errors import ConfigError
 from deepacp.logs import log_path
 from deepacp.models import PROVIDERS, SCRIPTED, check_provider, split_spec
+from deepacp.private import database_problems, loose_modes
 
 PACKAGES = ("langchain", "langgraph", "agent-client-protocol", "pygls")
 EDITORS = {
@@ -90,15 +91,25 @@ def ripgrep_check() -> Check:
     return Check(True, f"{version} at {rg}")
 
 
-def home_check() -> Check:
+def home_checks() -> list[Check]:
+    """Writable, private (before anything here tightens it), and its databases whole."""
     home = deepacp_home()
+    loose = loose_modes(home)  # first: making the home would tighten what we report
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=home):
             pass
     except OSError as exc:
-        return Check(False, f"$DEEPACP_HOME {home} is not writable: {exc.strerror}")
-    return Check(True, f"$DEEPACP_HOME {home} is writable")
+        return [Check(False, f"$DEEPACP_HOME {home} is not writable: {exc.strerror}")]
+    checks = [Check(True, f"$DEEPACP_HOME {home} is writable")]
+    checks += [Check(False, problem) for problem in loose]
+    if not loose:
+        checks.append(Check(True, f"$DEEPACP_HOME {home} is private (0700, files 0600)"))
+    broken = database_problems(home)
+    checks += [Check(False, problem) for problem in broken]
+    if not broken:
+        checks.append(Check(True, "the session databases pass SQLite's integrity check"))
+    return checks
 
 
 def server_check() -> Check:
@@ -135,7 +146,7 @@ def run_doctor(model_flag: str | None = None) -> int:
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in PACKAGES)
     checks.append(Check(True, f"deepacp {__version__} ({versions})"))
     checks += model_checks(model_flag)
-    checks += [ripgrep_check(), home_check(), server_check()]
+    checks += [ripgrep_check(), *home_checks(), server_check()]
     for check in checks:
         print(f"{'ok  ' if check.ok else 'FAIL'} {check.text}")
     print(f"logs: {log_path()}")

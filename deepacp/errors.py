@@ -30,3 +30,7 @@ class SessionBusy(DeepacpError):
 
 class SessionInUse(DeepacpError):
     """The session is open in another deepacp process (another editor window, say)."""
+
+
+class StoreError(DeepacpError):
+    """The session store under `$DEEPACP_HOME` cannot be used (a corrupt database, say)."""

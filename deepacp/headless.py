@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -98,9 +99,19 @@ async def _run(prompt: str, cwd: Path, spec: str, mode: str) -> int:
     record = store.create(str(cwd), mode, spec)
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     session = Session(record, store, handler, resolve_model)
+    stopped_by: list[int] = []
+    turn = asyncio.create_task(session.prompt(prompt))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # stop the turn (and its command), then exit
+        loop.add_signal_handler(sig, lambda sig=sig: (stopped_by.append(sig), turn.cancel()))
     try:
-        stop = await session.prompt(prompt)
+        stop = await turn
+    except asyncio.CancelledError:
+        if not stopped_by:
+            raise
+        return 128 + stopped_by[0]
     finally:
+        await session.close()
         await store.close()
     handler._print(f"[{stop}; session {record.id}]")
     return 0 if stop == "end_turn" else 1

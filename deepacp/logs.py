@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from deepacp.config import deepacp_home
+from deepacp.private import private_dir, private_file
 from deepacp.secrets import redact, secret_values
 
 LOG_FILE = "deepacp.log"
@@ -32,6 +33,14 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Each new log file (the first, and every one after a rollover) is 0600."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        private_file(Path(self.baseFilename))
+        return super()._open()
+
+
 def configure(face: str) -> Path | None:
     """Log to stderr and to the rotating file; returns the file's path (None if unwritable)."""
     level = os.environ.get("DEEPACP_LOG_LEVEL", "INFO").upper()
@@ -44,12 +53,12 @@ def configure(face: str) -> Path | None:
     handlers: list[logging.Handler] = [stderr]
     path: Path | None = log_path()
     try:
-        path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path.parent.mkdir(exist_ok=True)
+        private_dir(path.parent.parent)
+        private_dir(path.parent)
+        for old in path.parent.glob(f"{LOG_FILE}*"):
+            private_file(old)
         handlers.append(
-            logging.handlers.RotatingFileHandler(
-                path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
-            )
+            PrivateRotatingFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         )
     except OSError:
         path = None

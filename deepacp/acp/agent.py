@@ -103,6 +103,7 @@ class DeepacpAgent:
         self._watchers: dict[str, asyncio.Task] = {}
         self._commands: dict[str, tuple] = {}  # the command list each client last saw
         self._background: set[asyncio.Task] = set()
+        self._opening: dict[str, bool] = {}  # session a prompt waits for -> cancelled since
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -416,7 +417,13 @@ class DeepacpAgent:
     # -- turns -----------------------------------------------------------------------
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> S.PromptResponse:
-        session = await self._session(session_id)
+        self._opening.setdefault(session_id, False)
+        try:
+            session = await self._session(session_id)  # may wait for the harness to load
+        finally:
+            cancelled = self._opening.pop(session_id, False)
+        if cancelled:  # the user pressed stop while the session was still opening
+            return S.PromptResponse(stop_reason="cancelled")
         content = updates.prompt_content(prompt, session.record.cwd)
         try:
             stop = await session.prompt(content)
@@ -432,6 +439,8 @@ class DeepacpAgent:
         session = self.sessions.get(session_id)
         if session is not None:
             await session.cancel()
+        elif session_id in self._opening:
+            self._opening[session_id] = True
 
     async def shutdown(self) -> None:
         for task in [*self._background, *self._watchers.values()]:
@@ -448,11 +457,14 @@ def make_handler(agent: DeepacpAgent) -> Any:
     extra = {"session/delete": agent.delete_session, "logout": agent.logout}
 
     async def handle(method: str, params: Any, is_notification: bool) -> Any:
-        if method in extra and not is_notification:
-            return await extra[method](params)
-        if method == "$/cancel_request":
-            return None  # a client may cancel a request it sent; our handlers finish promptly
-        return await router(method, params, is_notification)
+        try:
+            if method in extra and not is_notification:
+                return await extra[method](params)
+            if method == "$/cancel_request":
+                return None  # a client may cancel a request it sent; ours finish promptly
+            return await router(method, params, is_notification)
+        except DeepacpError as exc:  # one readable line (a corrupt store, say), not a trace
+            raise RequestError(-32000, str(exc)) from None
 
     return handle
 

@@ -100,7 +100,7 @@ def serve(options: ServerOptions | None = None) -> int:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # the editor went away
             loop.add_signal_handler(sig, task.cancel)
         try:
             await serve_stdio(options)

@@ -48,6 +48,10 @@ class CompositeBackend(Backend):
         backend, inner, _ = self.route(path)
         return backend.disk_path(inner)
 
+    def resolved_path(self, path: str) -> str:
+        backend, inner, prefix = self.route(path)
+        return prefix + backend.resolved_path(inner)
+
     async def ls(self, path: str = "") -> list[Entry]:
         backend, inner, prefix = self.route(path)
         entries = await backend.ls(inner)

@@ -79,6 +79,9 @@ class EditorBackend(Backend):
     def disk_path(self, path: str) -> Path:
         return self.disk.disk_path(path)
 
+    def resolved_path(self, path: str) -> str:
+        return self.disk.resolved_path(path)
+
     def _editor_path(self, path: str) -> str:
         """The absolute path to give the editor, after confinement; missing files raise."""
         real = self.disk.confined_path(path)

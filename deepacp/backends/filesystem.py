@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from deepacp.backends import search
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
+from deepacp.backends.globs import GlobError
 from deepacp.backends.paths import clean_path, confine, to_workspace_path
 from deepacp.backends.protocol import MAX_TEXT_BYTES, Backend, Entry, GrepMatch
 
@@ -98,7 +101,16 @@ def atomic_write(target: Path, content: str) -> None:
 class FilesystemBackend(Backend):
     """Files under `root_dir` on disk; nothing outside it is reachable."""
 
-    def __init__(self, root_dir: str | Path, *, use_ripgrep: bool | None = None) -> None:
+    def __init__(
+        self,
+        root_dir: str | Path,
+        *,
+        use_ripgrep: bool | None = None,
+        hidden: Sequence[Path] = (),
+    ) -> None:
+        """`hidden`: folders under the root that are not part of the workspace (deepacp's
+        own `$DEEPACP_HOME` when the workspace is `~`): unreachable by any path or link,
+        and left out of listings and searches."""
         given = Path(root_dir).expanduser().absolute()
         if not given.is_dir():
             raise ValueError(f"workspace root {given} is not a directory")
@@ -106,6 +118,12 @@ class FilesystemBackend(Backend):
         # Accept absolute paths under the root as given and as resolved (symlinked homes).
         self._roots = tuple(dict.fromkeys([given.as_posix(), self.root.as_posix()]))
         self.use_ripgrep = use_ripgrep
+        inside = (Path(h).expanduser().absolute().resolve() for h in hidden)
+        self.hidden = tuple(  # workspace paths; never the root itself
+            h.relative_to(self.root).as_posix()
+            for h in inside
+            if h.is_relative_to(self.root) and h != self.root
+        )
 
     def workspace_path(self, path: str) -> str:
         error: PathError | None = None
@@ -121,13 +139,30 @@ class FilesystemBackend(Backend):
         relative = self.workspace_path(path)
         return self.root / relative if relative else self.root
 
+    def resolved_path(self, path: str) -> str:
+        try:
+            real = self.confined_path(path)
+        except OSError as exc:  # a name too long, say: no path, so no rule can match it
+            raise PathError(f"{path[:200]}: {exc.strerror or exc}") from None
+        return "" if real == self.root else real.relative_to(self.root).as_posix()
+
     def confined_path(self, path: str) -> Path:
         """The real path on disk for `path`, refusing anything that resolves outside."""
         return self._real(path)[1]
 
     def _real(self, path: str, *, follow_final: bool = True) -> tuple[str, Path]:
         relative = self.workspace_path(path)
-        return relative, confine(self.root, relative, follow_final=follow_final)
+        real = confine(self.root, relative, follow_final=follow_final)
+        if self.hidden:
+            resolved = "" if real == self.root else real.relative_to(self.root).as_posix()
+            if search.is_excluded(relative, self.hidden) or search.is_excluded(
+                resolved, self.hidden
+            ):
+                raise PathError(
+                    f"{relative}: deepacp's own folder ($DEEPACP_HOME) is not part of the "
+                    "workspace; of it the agent sees only /user/AGENTS.md and /user/skills"
+                )
+        return relative, real
 
     def _stat(self, relative: str, real: Path) -> os.stat_result:
         try:
@@ -149,7 +184,8 @@ class FilesystemBackend(Backend):
                 size = None if is_dir else child.stat().st_size
             except OSError:
                 is_dir, size = False, None
-            entries.append(Entry(child_path, is_dir, size))
+            if not search.is_excluded(child_path, self.hidden):
+                entries.append(Entry(child_path, is_dir, size))
         return entries
 
     async def read_text(self, path: str) -> str:
@@ -208,14 +244,19 @@ class FilesystemBackend(Backend):
     async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
         start = self._search_start(path)
         pattern = glob_pattern(pattern, self)
-        last = pattern.rsplit("/", 1)[-1]
-        name_glob = None if "**" in last else last  # lets rg skip most files itself
+        rest, _, last = pattern.rpartition("/")
+        braces_apart = "{" in rest or "}" in rest  # a {…} spanning `/`: rg cannot take part
+        name_glob = None if "**" in last or braces_apart else last  # rg skips most files
         files = await search.list_files(
-            self.root, start, name_glob=name_glob, use_rg=self.use_ripgrep
+            self.root, start, name_glob=name_glob, use_rg=self.use_ripgrep, exclude=self.hidden
         )
         prefix = f"{start}/" if start else ""
-        matched = [f for f in files if search.glob_matches(pattern, f.removeprefix(prefix))]
-        return matched[:limit]
+
+        def matching() -> list[str]:  # off the event loop: a tree may hold 200k files
+            matcher = search.compile_glob(pattern)
+            return [f for f in files if matcher.match(f.removeprefix(prefix))][:limit]
+
+        return await asyncio.to_thread(matching)
 
     async def grep(
         self,
@@ -237,6 +278,7 @@ class FilesystemBackend(Backend):
             ignore_case=ignore_case,
             limit=limit,
             use_rg=self.use_ripgrep,
+            exclude=self.hidden,
         )
 
 
@@ -249,4 +291,8 @@ def glob_pattern(pattern: str, backend: Backend) -> str:
     if ".." in pattern.split("/"):
         raise PathError(f"glob pattern {pattern!r} climbs out of the search directory")
     clean_path(pattern.replace("*", "x").replace("?", "x"))
+    try:
+        search.compile_glob(pattern)
+    except GlobError as exc:
+        raise BackendError(str(exc)) from None
     return pattern

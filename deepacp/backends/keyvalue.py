@@ -71,7 +71,7 @@ class KeyValueBackend(Backend):
 
     async def _under(self, path: str) -> tuple[str, list[str]]:
         start = self.workspace_path(path)
-        paths = sorted(await self._list())
+        paths = sorted(await self._list(), key=search.path_order)
         if not start:
             return start, paths
         if start in paths:
@@ -101,6 +101,7 @@ class KeyValueBackend(Backend):
         prefix = f"{start}/" if start else ""
         if glob:
             paths = [p for p in paths if search.filter_matches(glob, p.removeprefix(prefix))]
-        matcher = search.make_matcher(pattern, regex=regex, ignore_case=ignore_case)
         items = [(p, await self._load(p) or "") for p in paths]
-        return search.grep_texts(items, matcher, limit)
+        return await search.grep_texts(
+            items, pattern, regex=regex, ignore_case=ignore_case, limit=limit
+        )

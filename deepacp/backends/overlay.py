@@ -43,6 +43,9 @@ class OverlayBackend(Backend):
     def disk_path(self, path: str) -> Path:
         return self.disk.disk_path(path)
 
+    def resolved_path(self, path: str) -> str:
+        return self.disk.resolved_path(path)
+
     def changes(self) -> dict[str, tuple[str | None, str | None]]:
         """Workspace path -> (text the agent started from, text now); None: no file."""
         return {p: (self._base[p], new) for p, new in self._new.items() if self._base[p] != new}
@@ -113,7 +116,7 @@ class OverlayBackend(Backend):
                 pattern, changed[len(prefix) :]
             ):
                 found.add(changed)
-        return sorted(found)[:limit]
+        return sorted(found, key=search.path_order)[:limit]
 
     async def grep(
         self,
@@ -133,7 +136,6 @@ class OverlayBackend(Backend):
         start = self.workspace_path(path)
         prefix = f"{start}/" if start else ""
         candidates = {m.path for m in on_disk} | set(self._new)
-        matcher = search.make_matcher(pattern, regex=regex, ignore_case=ignore_case)
         live: dict[str, str] = {}
         for relative in candidates:
             if relative != start and not relative.startswith(prefix):
@@ -143,7 +145,9 @@ class OverlayBackend(Backend):
             text = await self._current(relative)
             if text is not None:
                 live[relative] = text
-        return search.grep_texts(live.items(), matcher, limit)
+        return await search.grep_texts(
+            live.items(), pattern, regex=regex, ignore_case=ignore_case, limit=limit
+        )
 
     async def execute(
         self,

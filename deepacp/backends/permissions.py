@@ -3,7 +3,9 @@ sub-agents, memory and skills loading, result offload, and direct backend calls.
 
 Path rules: `PermissionRule(operations=("read", "write"), paths=("/secrets/**",),
 mode="deny")`. Paths are globs anchored at the workspace root `/` (routed folders keep their
-prefix, e.g. `/memories/**`), matched by segment: `*` stays within one segment, so
+prefix, e.g. `/memories/**`), matched against the path as written and against where its
+symbolic links lead (the stricter decision wins, so `config -> secrets` cannot read
+`/secrets/key.txt` as `config/key.txt`), by segment: `*` stays within one segment, so
 `/etc/*` matches the direct children of `/etc` only; `**` spans any depth, and `/x/**`
 also covers `/x` itself. The first matching rule wins; no match means allow.
 
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from deepacp.backends.errors import BackendError, PathError
+from deepacp.backends.globs import compile_glob
 from deepacp.backends.protocol import (
     Backend,
     Entry,
@@ -35,7 +38,6 @@ from deepacp.backends.protocol import (
     OutputCallback,
     TerminalCallback,
 )
-from deepacp.backends.search import compile_glob
 
 Operation = Literal["read", "write"]
 RuleMode = Literal["allow", "deny", "interrupt"]
@@ -80,12 +82,7 @@ class PermissionRule:
     def matches(self, operation: Operation, rule_path: str) -> bool:
         if operation not in self.operations:
             return False
-        for pattern in self.paths:
-            if compile_glob(pattern).match(rule_path):
-                return True
-            if pattern.endswith("/**") and rule_path == pattern[:-3]:
-                return True
-        return False
+        return any(compile_glob(p).match(rule_path) for p in self.paths)  # `/x/**` is `/x` too
 
 
 @dataclass(frozen=True)
@@ -155,6 +152,10 @@ def split_rules(rules: Sequence[Rule]) -> tuple[list[PermissionRule], list[Comma
     return paths, commands
 
 
+def _rooted(workspace_path: str) -> str:
+    return workspace_path if workspace_path.startswith("/") else "/" + workspace_path
+
+
 class PermissionBackend(Backend):
     """Wraps a backend; refuses what the rules refuse, hides what they hide from listings."""
 
@@ -163,18 +164,29 @@ class PermissionBackend(Backend):
         self.path_rules, self.command_rules = split_rules(rules)
         self.can_execute = inner.can_execute
 
-    def rule_path(self, path: str) -> str:
-        workspace = self.inner.workspace_path(path)
-        return workspace if workspace.startswith("/") else "/" + workspace
+    def rule_paths(self, path: str) -> tuple[str, ...]:
+        """The paths rules are matched against: as written, and where links lead."""
+        lexical = _rooted(self.inner.workspace_path(path))
+        try:
+            resolved = _rooted(self.inner.resolved_path(path))
+        except PathError:  # leads out: the operation itself refuses it
+            return (lexical,)
+        return (lexical,) if resolved == lexical else (lexical, resolved)
 
-    def _allowed(self, operation: Operation, rule_path: str) -> bool:
-        decision = path_decision(self.path_rules, operation, rule_path)
+    def decision(self, operation: Operation, path: str) -> RuleMode:
+        """The strictest decision of the rules for `path` and for where it leads."""
+        decisions = {path_decision(self.path_rules, operation, p) for p in self.rule_paths(path)}
+        return next(mode for mode in ("deny", "interrupt", "allow") if mode in decisions)
+
+    def _allowed(self, operation: Operation, path: str) -> bool:
+        decision = self.decision(operation, path)
         return decision == "allow" or (decision == "interrupt" and _in_tool_call.get())
 
     def _check(self, operation: Operation, path: str) -> None:
-        rule_path = self.rule_path(path)
-        if not self._allowed(operation, rule_path):
-            raise PermissionDenied(f"{operation} access to {rule_path} is not permitted")
+        if not self._allowed(operation, path):
+            paths = self.rule_paths(path)
+            where = paths[0] if len(paths) == 1 else f"{paths[0]} (which leads to {paths[1]})"
+            raise PermissionDenied(f"{operation} access to {where} is not permitted")
 
     def workspace_path(self, path: str) -> str:
         return self.inner.workspace_path(path)
@@ -182,9 +194,12 @@ class PermissionBackend(Backend):
     def disk_path(self, path: str) -> Path | None:
         return self.inner.disk_path(path)
 
+    def resolved_path(self, path: str) -> str:
+        return self.inner.resolved_path(path)
+
     def _visible(self, path: str) -> bool:
         try:
-            return self._allowed("read", self.rule_path(path))
+            return self._allowed("read", path)
         except PathError:
             return False
 

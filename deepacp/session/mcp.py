@@ -2,8 +2,9 @@
 
 Each server runs in a task of its own (the MCP SDK's transports must be closed by the task
 that opened them) and stays connected until the session closes, so a tool call costs a
-request on an open connection, not a new process. A server that fails to start is reported
-and left out; the session works without it.
+request on an open connection, not a new process. A server that fails to start, or does
+not finish starting (initialize, tools/list) within the start-up time, is reported and left
+out; the session works without it.
 """
 
 from __future__ import annotations
@@ -11,13 +12,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
+import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 30.0
+"""Seconds a server has to start, answer `initialize` and list its tools
+(`DEEPACP_MCP_TIMEOUT` overrides it)."""
+
+
+def start_timeout() -> float:
+    try:
+        return float(os.environ.get("DEEPACP_MCP_TIMEOUT", START_TIMEOUT))
+    except ValueError:
+        return START_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -32,18 +45,47 @@ class McpServer:
     url: str = ""
     headers: tuple[tuple[str, str], ...] = ()
 
-    def connection(self, cwd: str) -> dict[str, Any]:
-        """The langchain-mcp-adapters connection config."""
-        if self.transport == "stdio":
-            return {
-                "transport": "stdio",
-                "command": self.command,
-                "args": list(self.args),
-                "env": dict(self.env) or None,
-                "cwd": cwd,
-            }
+    def connection(self) -> dict[str, Any]:
+        """The langchain-mcp-adapters connection config of an http or sse server (a stdio
+        server is started by `stdio_session`, which keeps its stderr)."""
         transport = "streamable_http" if self.transport == "http" else "sse"
         return {"transport": transport, "url": self.url, "headers": dict(self.headers) or None}
+
+
+class ServerLog:
+    """Where a stdio server's stderr goes: our log, line by line, with secrets redacted
+    (it may echo the credential the client gave it), not straight to deepacp's stderr."""
+
+    def __init__(self, name: str) -> None:
+        read, write = os.pipe()
+        self.writer = os.fdopen(write, "w")  # the server's stderr
+        reader = os.fdopen(read, "r", encoding="utf-8", errors="replace")
+        threading.Thread(target=self._pump, args=(name, reader), daemon=True).start()
+
+    @staticmethod
+    def _pump(name: str, reader: Any) -> None:
+        with reader:
+            for line in reader:
+                log.warning("MCP server %s: %s", name, line.rstrip())  # redacted by the filter
+
+    def close(self) -> None:
+        self.writer.close()  # the pump ends once the server's copy closes too
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(server: McpServer, cwd: str, errlog: ServerLog) -> AsyncIterator[Any]:
+    """An MCP session with a stdio server whose stderr goes to `errlog`."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=server.command, args=list(server.args), env=dict(server.env) or None, cwd=cwd
+    )
+    async with (
+        stdio_client(params, errlog=errlog.writer) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        yield session
 
 
 def describe(exc: BaseException) -> str:
@@ -103,12 +145,24 @@ class McpServers:
             missing = "MCP support is not installed: pip install 'deepacp[mcp]'"
             ready.set_exception(RuntimeError(missing))
             return
+        timeout = start_timeout()
+        errlog = ServerLog(server.name) if server.transport == "stdio" else None
         try:
-            async with create_session(server.connection(cwd)) as session:
-                await asyncio.wait_for(session.initialize(), START_TIMEOUT)
-                tools = await load_mcp_tools(
-                    session, server_name=tool_prefix(server.name), tool_name_prefix=True
-                )
+            async with contextlib.AsyncExitStack() as stack:
+                try:  # every start-up step: the process or connection, initialize, tools/list
+                    async with asyncio.timeout(timeout):
+                        connection = (
+                            stdio_session(server, cwd, errlog)
+                            if errlog is not None
+                            else create_session(server.connection())
+                        )
+                        session = await stack.enter_async_context(connection)
+                        await session.initialize()
+                        tools = await load_mcp_tools(
+                            session, server_name=tool_prefix(server.name), tool_name_prefix=True
+                        )
+                except TimeoutError:
+                    raise TimeoutError(f"no answer within {timeout:g} s") from None
                 ready.set_result(tools)
                 await self._stop.wait()
         except BaseException as exc:
@@ -116,6 +170,9 @@ class McpServers:
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
             if isinstance(exc, asyncio.CancelledError):
                 raise
+        finally:
+            if errlog is not None:
+                errlog.close()
 
     async def close(self) -> None:
         self._stop.set()

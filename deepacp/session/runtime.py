@@ -20,7 +20,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
 from deepacp.backends.filesystem import keep_write_journal
-from deepacp.errors import SessionBusy, TurnError
+from deepacp.errors import DeepacpError, SessionBusy, TurnError
 from deepacp.events import (
     ASK_IN_CHAT,
     Event,
@@ -42,9 +42,16 @@ from deepacp.harness.skills import discover_skills
 from deepacp.secrets import redact, register_secrets
 from deepacp.session import commands, projection
 from deepacp.session.agent import APPROVAL_DECISIONS, build_session_agent
-from deepacp.session.approvals import MODE_IDS, ApprovalPolicy, Mode, permission_options
+from deepacp.session.approvals import (
+    MODE_IDS,
+    ApprovalPolicy,
+    Mode,
+    permission_options,
+    runs_code_later,
+)
 from deepacp.session.ask import ASK_USER, ASKED_IN_CHAT, ask_user_tool
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
+from deepacp.session.redaction import LiveRedactor
 from deepacp.session.store import SessionRecord, SessionStore
 from deepacp.session.workspace import (
     MEMORY_SOURCES,
@@ -108,6 +115,7 @@ class Session:
         self.model_factory = model_factory
         self.planning = planning
         self.policy = ApprovalPolicy(mode=record.mode)  # type: ignore[arg-type]
+        self.policy.runs_code_later = lambda path: runs_code_later(self.backend, path)
         self._view = view
         self._extra_roots = tuple(extra_roots)
         self.backend = self._backend()
@@ -198,12 +206,16 @@ class Session:
         """Run one turn for the user's message (or a slash command); returns why it stopped."""
         if self.running:
             raise SessionBusy("a turn is already running in this session; cancel it first")
-        await self.graph()  # a configuration problem is reported as itself, before the turn
         self._cancel_requested = False
         self.last_turn_tokens = {}
+        # The turn starts with no await before it, so a second prompt sees it running; it
+        # covers the wait for the graph (and MCP start-up), so cancel works there too.
         self._turn = asyncio.create_task(self._dispatch(content))
         try:
             return await self._turn
+        except DeepacpError:  # a configuration problem, say: reported as itself
+            await self._settle(FAILED_RUN)
+            raise
         except asyncio.CancelledError:
             if not self._cancel_requested:
                 raise
@@ -231,6 +243,7 @@ class Session:
             self._turn.cancel()  # type: ignore[union-attr]
 
     async def _dispatch(self, content: str | list[dict]) -> StopReason:
+        await self.graph()
         text = content if isinstance(content, str) else text_of(content[:1])
         available = await self.commands()
         parsed = commands.parse_command(text, (c.name for c in available))
@@ -299,6 +312,7 @@ class Session:
             self.record = self.store.update(self.record, title=title or "Untitled")
             await self.handler.emit(TitleChanged(self.record.title or ""))
         payload: Any = {"messages": [message]}
+        redactor = LiveRedactor()  # the one place live events leave for the faces
         while True:
             async for namespace, mode, data in graph.astream(
                 payload, self.config, stream_mode=STREAM_MODES, subgraphs=True
@@ -307,7 +321,10 @@ class Session:
                     if isinstance(event, ToolStarted):  # the card shows what an edit proposes
                         event = await projection.with_proposed_diff(event, self.backend)
                         live.started[event.tool_call_id] = event
-                    await self.handler.emit(event)
+                    for shown in redactor.feed(event):
+                        await self.handler.emit(shown)
+            for shown in redactor.flush():
+                await self.handler.emit(shown)
             if not live.interrupts:
                 break
             payload = Command(resume=await self._decide_all(live))
@@ -379,6 +396,8 @@ class Session:
         (with `answers` where given, else `reason`), and close every card still open."""
         live = self._live
         repaired: list[Any] = []
+        if self._graph is None:  # stopped before the turn began: nothing to repair
+            return
         try:
             graph = self._graph
             state = await graph.aget_state(self.config)

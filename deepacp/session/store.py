@@ -2,13 +2,16 @@
 SQLite checkpoints, both under `$DEEPACP_HOME`. Survives editor and server restarts.
 
 Several server processes (editor windows) may share one home. A session is open in at most
-one of them: opening it takes an advisory lock on `locks/<id>.lock`, which the kernel
-drops when the process ends, however it ends, so a crash leaves no stale lock.
+one of them. Each process holds one advisory lock of its own (`locks/process-<token>.lock`,
+which the kernel drops when the process ends, however it ends) and records the sessions it
+has open in the `claims` table; a claim counts while its holder's lock is held. So a crash
+leaves no stale claim, and a process holds one descriptor however many sessions it opens.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from deepacp.errors import SessionInUse
+from deepacp.private import private_database, private_dir, unusable_database
 
 try:
     import fcntl
@@ -35,6 +39,13 @@ CREATE TABLE IF NOT EXISTS sessions (
     model TEXT,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL
+)
+"""
+_CLAIMS = """
+CREATE TABLE IF NOT EXISTS claims (
+    session_id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    pid INTEGER NOT NULL
 )
 """
 
@@ -62,44 +73,98 @@ class SessionStore:
     """Session records and the checkpointer for their threads."""
 
     def __init__(self, home: Path) -> None:
-        self.home = home
-        home.mkdir(mode=0o700, parents=True, exist_ok=True)  # conversations: the user's eyes only
-        self._db = sqlite3.connect(home / "sessions.db", timeout=10, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        self.home = private_dir(home)  # conversations: the user's eyes only
+        self._conn: sqlite3.Connection | None = None
         self._checkpointer: Any = None
         self._checkpoint_conn: Any = None
         self._opening = asyncio.Lock()
-        self._claims: dict[str, IO[str]] = {}
+        self._token = uuid.uuid4().hex
+        self._holder: IO[str] | None = None
+        self._claims: set[str] = set()
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """sessions.db, opened on first use (a corrupt file is a `StoreError` each time)."""
+        if self._conn is None:
+            path = private_database(self.home / "sessions.db")
+            try:
+                conn = sqlite3.connect(path, timeout=10, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(_SCHEMA)
+                conn.execute(_CLAIMS)
+                conn.commit()
+            except sqlite3.DatabaseError as exc:
+                raise unusable_database(path, exc) from None
+            self._conn = conn
+        return self._conn
+
+    def _locks(self) -> Path:
+        return private_dir(self.home / "locks")
+
+    def _hold(self) -> None:
+        """Take this process's own lock (once): what makes its claims count."""
+        if self._holder is not None:
+            return
+        path = self._locks() / f"process-{self._token}.lock"
+        handle = open(path, "w", encoding="utf-8")  # noqa: SIM115 (held for the process's life)
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._holder = handle
+        for other in self._locks().glob("process-*.lock"):  # sweep those of dead processes
+            if other != path:
+                self._holder_alive(other.stem.removeprefix("process-"))
+
+    def _holder_alive(self, token: str) -> bool:
+        """Whether the process that made a claim still runs (its lock is still held)."""
+        path = self._locks() / f"process-{token}.lock"
+        try:
+            handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed below)
+        except OSError:
+            return False
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            path.unlink(missing_ok=True)  # its process is gone
+            return False
 
     def claim(self, session_id: str) -> None:
         """Hold the session for this process, or raise `SessionInUse` if another holds it."""
         if session_id in self._claims or fcntl is None:
             return
-        path = self.home / "locks" / f"{session_id}.lock"
-        path.parent.mkdir(exist_ok=True)
-        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held while open)
+        self._hold()
+        db = self._db
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            owner = handle.read().strip()
-            handle.close()
-            where = f" (pid {owner})" if owner else ""
-            raise SessionInUse(
-                f"session {session_id} is open in another deepacp process{where}; "
-                "close it there first"
-            ) from None
-        handle.truncate(0)
-        handle.write(str(os.getpid()))
-        handle.flush()
-        self._claims[session_id] = handle
+            db.execute("BEGIN IMMEDIATE")  # one claimant at a time, across processes
+            row = db.execute(
+                "SELECT holder, pid FROM claims WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if row is not None and row[0] != self._token and self._holder_alive(row[0]):
+                raise SessionInUse(
+                    f"session {session_id} is open in another deepacp process (pid {row[1]}); "
+                    "close it there first"
+                )
+            db.execute(
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?)",
+                (session_id, self._token, os.getpid()),
+            )
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+        self._claims.add(session_id)
 
     def release(self, session_id: str) -> None:
-        handle = self._claims.pop(session_id, None)
-        if handle is not None:
-            handle.close()
+        if session_id in self._claims:
+            self._claims.discard(session_id)
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute(
+                    "DELETE FROM claims WHERE session_id = ? AND holder = ?",
+                    (session_id, self._token),
+                )
+                self._db.commit()
 
     async def checkpointer(self) -> Any:
         """The shared AsyncSqliteSaver (opened on first use, once, however many sessions ask)."""
@@ -108,18 +173,22 @@ class SessionStore:
                 import aiosqlite
                 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-                conn = await aiosqlite.connect(self.home / "checkpoints.db", timeout=10)
-                await conn.execute("PRAGMA busy_timeout=10000")
-                saver = AsyncSqliteSaver(conn)
-                await saver.setup()
+                path = private_database(self.home / "checkpoints.db")
+                conn = await aiosqlite.connect(path, timeout=10)
+                try:
+                    await conn.execute("PRAGMA busy_timeout=10000")
+                    saver = AsyncSqliteSaver(conn)
+                    await saver.setup()
+                except sqlite3.DatabaseError as exc:
+                    await conn.close()
+                    raise unusable_database(path, exc) from None
                 self._checkpoint_conn, self._checkpointer = conn, saver
         return self._checkpointer
 
     def scratch_dir(self, thread_id: str) -> Path:
         """Where a thread's offloaded results and history files go (outside the workspace)."""
-        path = self.home / "scratch" / thread_id
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        private_dir(self.home / "scratch")
+        return private_dir(self.home / "scratch" / thread_id)
 
     def create(self, cwd: str, mode: str, model: str | None) -> SessionRecord:
         session_id = uuid.uuid4().hex
@@ -168,13 +237,17 @@ class SessionStore:
         saver = await self.checkpointer()
         await saver.adelete_thread(record.thread_id)
         shutil.rmtree(self.home / "scratch" / record.thread_id, ignore_errors=True)
-        (self.home / "locks" / f"{record.id}.lock").unlink(missing_ok=True)
         self.release(record.id)
 
     async def close(self) -> None:
         for session_id in list(self._claims):
             self.release(session_id)
+        if self._holder is not None:
+            (self._locks() / f"process-{self._token}.lock").unlink(missing_ok=True)
+            self._holder.close()
+            self._holder = None
         if self._checkpoint_conn is not None:
             await self._checkpoint_conn.close()
             self._checkpoint_conn = self._checkpointer = None
-        self._db.close()
+        if self._conn is not None:
+            self._conn.close()

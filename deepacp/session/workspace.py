@@ -64,14 +64,15 @@ def session_backend(
 
     routes: dict[str, Backend] = {}
     for root in extra_roots:
-        routes[root] = seen(FilesystemBackend(root))
+        routes[root] = seen(FilesystemBackend(root, hidden=(home,)))
     for prefix in (LARGE_RESULTS_DIR, HISTORY_DIR):
         folder = scratch / prefix.strip("/")
         folder.mkdir(parents=True, exist_ok=True)
         routes[prefix] = FilesystemBackend(folder)
     routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
     routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), READ_ONLY)
-    return CompositeBackend(seen(LocalShellBackend(cwd)), routes)
+    # $DEEPACP_HOME is reachable only through /user/, even inside the workspace (cwd ~).
+    return CompositeBackend(seen(LocalShellBackend(cwd, hidden=(home,))), routes)
 
 
 def watched_skill_dirs(cwd: str, home: Path) -> list[Path]:

@@ -6,13 +6,17 @@ AGENTS.md, a provider error that echoes one."""
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
+import sys
 
 import pytest
 from acp import RequestError
+from acp import schema as S
 
-from tests.reliability.conftest import notes_server
+from tests.e2e.conftest import DEEPACP
+from tests.reliability.conftest import MCP_SERVER, notes_server
 
 ANTHROPIC = "sk-ant-canary-" + secrets.token_hex(16)
 GITHUB = "ghp_canary" + secrets.token_hex(12)
@@ -76,7 +80,8 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
     }
     # Each source really produced its secret, which the model saw redacted.
     assert "- my token is [redacted]" in requests[0]["system"]
-    assert "G=[redacted]" in results["env"] and "ANTHROPIC_API_KEY=[redacted]" in results["env"]
+    # Commands run without the secrets; the server's own environment shows them redacted.
+    assert "A= G=" in results["env"] and "ANTHROPIC_API_KEY=[redacted]" in results["env"]
     for source in ("file", "grep", "mcp", "mcp2"):
         assert "[redacted]" in results[source], (source, results[source])
     t.record(not leaks(json.dumps(requests)), "the model saw a key")
@@ -96,4 +101,85 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
     for path in workspace.rglob("*"):
         if path.is_file() and path.name != "deploy.env":
             t.record(not leaks(path.read_bytes()), f"{path.relative_to(workspace)} holds a key")
+    t.check()
+
+
+DB_PASSWORD = "dbpw-canary-" + secrets.token_hex(8)
+MYSQL = "mysql-canary-" + secrets.token_hex(8)
+MORE = (DB_PASSWORD, MYSQL)
+
+
+async def test_secrets_in_live_chunks_urls_clips_stderr_and_commands(
+    agent_factory, model_requests, tally, tmp_path
+) -> None:
+    t = tally("secrets: live chunks, URL passwords, clipped lines, MCP stderr, commands")
+    clipped = "x" * 1990 + GITHUB + " tail\n"  # read_file clips lines at 2000 characters
+    encoded = "printenv GITHUB_TOKEN | base64; echo U=$DATABASE_URL P=$MYSQL_PWD"
+    # Command output keeps its first and last 500,000 characters: the key straddles the cut.
+    fill = "head -c {} /dev/zero | tr '\\0' {}"
+    cut_through_the_key = f"{fill.format(499_980, 'x')}; cat key.txt; {fill.format(600_000, 'y')}"
+    turns = [
+        {
+            "reasoning": f"I found {ANTHROPIC} in the env",
+            "content": f"Your key is {ANTHROPIC} and the db password is {DB_PASSWORD}.",
+            "tool_calls": [
+                {"id": "clip", "name": "read_file", "args": {"file_path": "long.txt"}},
+                {"id": "cmd", "name": "execute", "args": {"command": encoded}},
+                {"id": "dsn", "name": "read_file", "args": {"file_path": "settings.ini"}},
+                {"id": "cut", "name": "execute", "args": {"command": cut_through_the_key}},
+            ],
+        },
+        {"content": "done"},
+    ]
+    stderr = tmp_path / "server-stderr.txt"
+    command = ("sh", "-c", 'exec "$0" --stdio 2>"$1"', DEEPACP, str(stderr))
+    env = {
+        "ANTHROPIC_API_KEY": ANTHROPIC,
+        "GITHUB_TOKEN": GITHUB,
+        "DATABASE_URL": f"postgres://app:{DB_PASSWORD}@db.internal:5432/app",
+        "MYSQL_PWD": MYSQL,
+    }
+    async with agent_factory(turns, env=env, command=command) as agent:
+        (agent.workspace / "long.txt").write_text(clipped)
+        (agent.workspace / "settings.ini").write_text(f"password = {DB_PASSWORD}\n{MYSQL}\n")
+        (agent.workspace / "key.txt").write_text(GITHUB)
+        noisy = S.McpServerStdio(
+            name="noisy",
+            command="sh",
+            args=[
+                "-c",
+                'echo "noisy: my token is $SERVICE_TOKEN" >&2; exec "$0" "$1"',
+                sys.executable,
+                MCP_SERVER,
+            ],
+            env=[S.EnvVariable(name="SERVICE_TOKEN", value=SERVICE)],
+        )
+        new = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[noisy])
+        await agent.conn.set_session_mode(session_id=new.session_id, mode_id="yolo")
+        assert (await agent.prompt(new.session_id, "look")).stop_reason == "end_turn"
+        live = "".join(
+            u.content.text
+            for kind in (S.AgentMessageChunk, S.AgentThoughtChunk)
+            for u in agent.client.of(kind)
+        )
+        home = agent.home
+    everything = (*CANARIES, *MORE)
+
+    def found(text: str) -> list[str]:
+        return [c[:16] for c in everything if c in text or c[:16] in text]
+
+    t.record("[redacted]" in live, f"the live text was not redacted: {live[:200]}")
+    t.record(not found(live), f"the editor saw {found(live)} live")
+    request = json.dumps(model_requests())
+    t.record(not found(request), f"the model saw {found(request)}")
+    t.record(GITHUB[:12] not in request, "a clipped key left its prefix")
+    b64 = base64.b64encode(GITHUB.encode()).decode()[:16]
+    t.record(b64 not in request, "the command read the token from its environment")
+    t.record("U= P=" in request, "the command saw the database password variables")
+    errors = stderr.read_text()
+    t.record("noisy: my token is" in errors, "the MCP server's stderr is not shown at all")
+    t.record(not found(errors), f"deepacp's stderr holds {found(errors)}")
+    for path in (p for p in home.rglob("*") if p.is_file()):
+        data = path.read_bytes().decode("utf-8", "replace")
+        t.record(not found(data), f"{path.relative_to(home)} holds {found(data)}")
     t.check()

@@ -31,3 +31,25 @@ def test_redact_any_reaches_nested_values() -> None:
         "args": [{"content": "key=[redacted]"}],
         "n": 3,
     }
+
+
+def test_url_passwords_and_pwd_variables_are_secrets() -> None:
+    env = {
+        "DATABASE_URL": "postgres://app:s3cret-passw0rd@db:5432/app",
+        "MYSQL_PWD": "mysql-passw0rd",
+        "PWD": "/home/ada/project",
+        "OLDPWD": "/home/ada",
+    }
+    assert secret_values(env) == ["s3cret-passw0rd", "mysql-passw0rd"]
+
+
+def test_a_streamed_secret_is_redacted_wherever_the_pieces_break(monkeypatch) -> None:
+    key = "sk-ant-0123456789abcdef"
+    monkeypatch.setattr(secrets, "secret_values", lambda: [key])
+    text = f"the key is {key}, keep it"
+    for cut in range(1, len(text)):
+        stream = secrets.StreamRedactor()
+        shown = stream.feed(text[:cut]) + stream.feed(text[cut:]) + stream.flush()
+        assert shown == "the key is [redacted], keep it", cut
+    stream = secrets.StreamRedactor()
+    assert stream.feed("it ends with sk-ant-01") + stream.flush() == "it ends with [redacted]"

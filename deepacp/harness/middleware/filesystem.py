@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
@@ -40,8 +41,15 @@ class FilesState(AgentState):
     files: NotRequired[Annotated[dict[str, FileRecord], merge_files]]
 
 
-def preview(text: str, path: str, what: str) -> str:
-    """Head and tail of an offloaded text, with exact instructions to page through it."""
+def offload_path() -> str:
+    """A fresh name in the offload folder. Never the tool call's id: the model (or an
+    endpoint passing the model's ids through) controls that, and `../` in it would climb."""
+    return f"{LARGE_RESULTS_DIR}{uuid.uuid4().hex}"
+
+
+def preview(text: str, path: str | None, what: str) -> str:
+    """Head and tail of an offloaded text, with exact instructions to page through it (or,
+    when `path` is None, a note that it could not be saved)."""
     lines = text.splitlines()
 
     def show(chunk: list[str], first: int) -> str:
@@ -51,9 +59,9 @@ def preview(text: str, path: str, what: str) -> str:
         )
 
     head = show(lines[:PREVIEW_LINES], 1)
+    where = f"it is saved in full at {path}." if path else "it could not be saved."
     parts = [
-        f"{what} was too large to show ({len(text)} characters, {len(lines)} lines); "
-        f"it is saved in full at {path}.",
+        f"{what} was too large to show ({len(text)} characters, {len(lines)} lines); {where}",
         head,
     ]
     if len(lines) > 2 * PREVIEW_LINES:
@@ -61,10 +69,11 @@ def preview(text: str, path: str, what: str) -> str:
         parts.append(show(lines[-PREVIEW_LINES:], len(lines) - PREVIEW_LINES + 1))
     elif len(lines) > PREVIEW_LINES:
         parts.append(show(lines[PREVIEW_LINES:], PREVIEW_LINES + 1))
-    parts.append(
-        f'Read it with read_file(file_path="{path}", offset=0, limit=100) and increase offset '
-        f'to page on, or search it with grep(pattern="…", path="{path}").'
-    )
+    if path:
+        parts.append(
+            f'Read it with read_file(file_path="{path}", offset=0, limit=100) and increase '
+            f'offset to page on, or search it with grep(pattern="…", path="{path}").'
+        )
     return "\n".join(parts)
 
 
@@ -89,7 +98,7 @@ def _owning_message(messages: list[Any], call_id: str) -> AIMessage | None:
 class FilesystemMiddleware(AgentMiddleware):
     """Gives the agent its file tools (and execute, when the backend has a shell).
 
-    - A tool result larger than ~20k tokens is written to `/large_tool_results/<id>` and
+    - A tool result larger than ~20k tokens is written to `/large_tool_results/<our id>` and
       replaced by a head/tail preview with paging instructions (tools that bound their own
       output are exempt). A user message over ~50k tokens is likewise shown as a preview
       of `/conversation_history/<id>.md`; the state keeps it whole.
@@ -152,12 +161,12 @@ class FilesystemMiddleware(AgentMiddleware):
         text = text_of(message.content)
         if self.offload_chars is None or len(text) <= self.offload_chars:
             return message
-        path = f"{LARGE_RESULTS_DIR}{message.tool_call_id}"
-        try:
+        path: str | None = offload_path()
+        try:  # through the backend stack, so permission rules apply as to any write
             await self.backend.write_text(path, text)
         except BackendError:
-            return message
-        shown = preview(text, path, f"The result of {message.name}")
+            path = None
+        shown = preview(text, path, f"The result of {message.name}"[:200])
         return message.model_copy(update={"content": shown})
 
     async def awrap_tool_call(

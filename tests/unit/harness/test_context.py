@@ -25,15 +25,11 @@ async def test_large_result_is_offloaded_with_a_preview(run_calls, tmp_path: Pat
         turns=[
             {"tool_calls": [{"id": "big", "name": "execute", "args": {"command": "cat big.txt"}}]},
             {
-                "tool_calls": [
+                "tool_calls": [  # the name is ours, not the call's id: search the folder
                     {
                         "id": "page",
-                        "name": "read_file",
-                        "args": {
-                            "file_path": "/large_tool_results/big",
-                            "offset": 1000,
-                            "limit": 2,
-                        },
+                        "name": "grep",
+                        "args": {"pattern": "line 1001 ", "path": "/large_tool_results"},
                     }
                 ]
             },
@@ -45,12 +41,13 @@ async def test_large_result_is_offloaded_with_a_preview(run_calls, tmp_path: Pat
     results = {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
     shown = results["big"].content
     assert len(shown) < 3000
-    assert "saved in full at /large_tool_results/big" in shown
+    saved = shown.split("saved in full at ", 1)[1].split(".\n", 1)[0]
+    assert saved.startswith("/large_tool_results/") and saved != "/large_tool_results/big"
     assert "line 1 " in shown and "line 2000 " in shown and "line 1000 " not in shown
-    assert 'read_file(file_path="/large_tool_results/big"' in shown
-    # The full text is in the thread's files and can be paged back.
-    assert result["files"]["/large_tool_results/big"]["content"].startswith("line 1 ")
-    assert results["page"].content.startswith("  1001\tline 1001 ")
+    assert f'read_file(file_path="{saved}"' in shown
+    # The full text is in the thread's files and can be found again.
+    assert result["files"][saved]["content"].startswith("line 1 ")
+    assert results["page"].content.startswith(f"{saved}:1001: line 1001 ")
     # What the model saw is the preview, not the whole output.
     requests = [json.loads(line) for line in record.read_text().splitlines()]
     seen = next(m for m in requests[1]["messages"] if m.get("tool_call_id") == "big")

@@ -1,0 +1,188 @@
+"""ripgrep: file listing and grep through the `rg` binary, its output streamed and cut
+(never held whole), in the same order and with the same filters as the Python search."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+from deepacp.backends.errors import BackendError
+from deepacp.backends.globs import filter_matches
+from deepacp.backends.pysearch import GrepMatch, clip_line, is_excluded, match_order, relative_to
+
+RG_MAX_COLUMNS = 65536
+"""ripgrep prints at most this much of a matching line (we show far less)."""
+PARALLEL_MATCHES_PER_LIMIT = 8
+RG_SYNTAX = (
+    "grep's regular expressions are ripgrep's (Rust regex syntax): no look-around "
+    "((?=…), (?!…), (?<=…), (?<!…)) and no backreferences (\\1); rewrite the pattern "
+    "without them, or search for a simpler pattern and read the matches"
+)
+
+
+@functools.cache
+def ripgrep() -> str | None:
+    """The `rg` binary: next to this interpreter (the `ripgrep` wheel puts it there), or on PATH."""
+    beside = Path(sys.executable).parent / ("rg.exe" if os.name == "nt" else "rg")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("rg")
+
+
+_RG_COMMON = (
+    "--no-config",
+    "--hidden",
+    "--no-require-git",
+    "--no-ignore-global",
+    "--no-ignore-exclude",
+    "--no-ignore-dot",
+    "--glob=!.git",
+    "--no-messages",
+    "--null",
+    "--color=never",
+)
+
+
+@contextlib.asynccontextmanager
+async def _rg(root: Path, args: list[str]) -> AsyncIterator[asyncio.subprocess.Process]:
+    """Run rg in `root`, streaming its stdout; rg is killed if we stop reading early."""
+    proc = await asyncio.create_subprocess_exec(
+        ripgrep() or "rg",
+        *_RG_COMMON,
+        *args,
+        cwd=root,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+        limit=2 * RG_MAX_COLUMNS + 65536,
+    )
+    assert proc.stdout is not None
+    try:
+        yield proc
+    finally:
+        # Kill only a process we stop reading: Popen.kill() polls, and a poll that reaps an
+        # exited rg before asyncio's child watcher does makes its exit code read 255.
+        if not proc.stdout.at_eof() and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.wait()
+
+
+def _rg_target(start: str) -> str:
+    return start or "."
+
+
+def _strip_dot(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def _exclude_args(exclude: tuple[str, ...]) -> list[str]:
+    return [f"--glob=!/{folder}" for folder in exclude if not set(folder) & set("*?[]{}!\\")]
+
+
+async def rg_files(
+    root: Path, start: str = "", name_glob: str | None = None, exclude: tuple[str, ...] = ()
+) -> list[str]:
+    args = ["--files"] + ([f"--glob={name_glob}"] if name_glob else []) + _exclude_args(exclude)
+    out: list[str] = []
+    rest = b""
+    async with _rg(root, [*args, "--", _rg_target(start)]) as proc:
+        while True:
+            chunk = await proc.stdout.read(1 << 16)  # type: ignore[union-attr]
+            names = (rest + chunk).split(b"\0")
+            rest = names.pop() if chunk else b""
+            for raw in names if chunk else [*names, rest]:
+                if raw := raw.strip(b"\n"):
+                    path = _strip_dot(os.fsdecode(raw))
+                    if not is_excluded(path, exclude):
+                        out.append(path)
+            if not chunk:
+                return out
+
+
+def _rg_path_glob(glob: str, start: str) -> str | None:
+    """The path glob as rg should see it (anchored at the root), or None to filter alone."""
+    if set(start) & set("*?[]{}!\\"):
+        return None
+    return f"{start}/{glob}" if start else glob
+
+
+class _TooManyMatches(Exception):
+    """More matches than a parallel search should hold: search again in path order."""
+
+
+async def rg_grep(
+    root: Path,
+    pattern: str,
+    start: str,
+    glob: str | None,
+    *,
+    regex: bool,
+    ignore_case: bool,
+    limit: int,
+    exclude: tuple[str, ...] = (),
+) -> list[GrepMatch]:
+    """First a parallel search holding at most `PARALLEL_MATCHES_PER_LIMIT` × `limit`
+    matches (then sorted and cut); when there are more, a search in path order (one rg
+    thread) that stops at `limit`. Either way the first `limit` matches in path order."""
+    args = ["--no-heading", "--line-number", "--with-filename"]
+    args += [f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview"]
+    if not regex:
+        args.append("--fixed-strings")
+    if ignore_case:
+        args.append("--ignore-case")
+    if glob:  # rg skips what the glob excludes; we still check each path ourselves
+        rg_glob = glob if "/" not in glob else _rg_path_glob(glob, start)
+        if rg_glob is not None:
+            args.append(f"--glob={rg_glob}")
+    args += _exclude_args(exclude)
+    target = ["--regexp", pattern, "--", _rg_target(start)]
+
+    decided: dict[str, bool] = {}
+
+    def accept(path: str) -> bool:
+        if path not in decided:
+            decided[path] = not is_excluded(path, exclude) and (
+                glob is None or filter_matches(glob, relative_to(path, start))
+            )
+        return decided[path]
+
+    try:
+        hold = PARALLEL_MATCHES_PER_LIMIT * limit
+        found = await _rg_matches(root, [*args, f"--max-count={limit}", *target], accept, hold)
+    except _TooManyMatches:
+        found = await _rg_matches(root, [*args, "--sort=path", *target], accept, limit)
+    found.sort(key=match_order)
+    return found[:limit]
+
+
+async def _rg_matches(
+    root: Path, args: list[str], accept: Callable[[str], bool], most: int
+) -> list[GrepMatch]:
+    """rg's matches as they stream in; `_TooManyMatches` past `most` unless rg sorts."""
+    in_order = "--sort=path" in args
+    found: list[GrepMatch] = []
+    async with _rg(root, args) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        while line := await proc.stdout.readline():
+            path_bytes, _, rest = line.partition(b"\0")
+            number, _, text = rest.partition(b":")
+            path = _strip_dot(os.fsdecode(path_bytes))
+            if not number.isdigit() or not accept(path):
+                continue
+            found.append(GrepMatch(path, int(number), clip_line(text.decode("utf-8", "replace"))))
+            if len(found) >= most:
+                if in_order:
+                    break
+                raise _TooManyMatches
+        complaint = b"" if found else await proc.stderr.read(8192)
+    if proc.returncode == 2 and not found and complaint.strip():
+        reason = complaint.decode("utf-8", "replace").strip().splitlines()[-1]
+        raise BackendError(f"invalid regular expression (ripgrep: {reason}). {RG_SYNTAX}")
+    return found

@@ -1,0 +1,261 @@
+"""Resources a server must not lose hold of: turns (two prompts racing), descriptors (one
+per session forever), processes (commands outliving the server), a start-up that waits on
+an MCP server forever, and a model message that starts a thousand commands at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from acp import RequestError
+from acp import schema as S
+
+from tests.e2e.conftest import DEEPACP
+from tests.e2e.test_acp_cancel import pid_alive, wait_for
+from tests.reliability.conftest import size
+from tests.reliability.test_protocol_fuzz import lsp_frame
+
+HANGING_MCP = str(Path(__file__).with_name("hanging_mcp.py"))
+PID_COMMAND = "sleep 60 & echo $! > child.pid; echo $$ > shell.pid; sleep 60; echo done > ran"
+
+
+async def test_two_prompts_sent_together_run_one_turn(agent_factory, tally) -> None:
+    t = tally("resources: one turn at a time")
+    rounds = size(3, 30)
+    turns = [{"content": "answer", "delay_ms": 20}] * (2 * rounds)
+    async with agent_factory(turns) as agent:
+        for n in range(rounds):
+            session = await agent.new_session()  # fresh: the first turn builds the graph
+            results = await asyncio.gather(
+                agent.prompt(session, f"first {n}"),
+                agent.prompt(session, f"second {n}"),
+                return_exceptions=True,
+            )
+            ended = [r for r in results if isinstance(r, S.PromptResponse)]
+            refused = [r for r in results if isinstance(r, RequestError)]
+            t.record(len(ended) == 1 and len(refused) == 1, f"round {n}: {results}")
+            if refused:
+                t.record("already running" in str(refused[0]), f"refusal: {refused[0]}")
+    t.check()
+
+
+async def test_forgotten_sessions_do_not_exhaust_descriptors(agent_factory, tally) -> None:
+    t = tally("resources: descriptors per open session")
+    limit = 128
+    sessions = size(limit + 60, 1200)
+    command = ("sh", "-c", f'ulimit -n {limit} && exec "$0" --stdio', DEEPACP)
+    async with agent_factory([{"content": "first"}, {"content": "last"}], command=command) as a:
+        opened = []
+        for n in range(sessions):
+            try:
+                opened.append(await a.new_session())
+            except RequestError as exc:
+                t.record(False, f"session {n}: {exc}")
+                break
+        t.record(len(opened) == sessions, f"{len(opened)} of {sessions} sessions opened")
+        for session in (opened[0], opened[-1]):
+            try:
+                response = await a.prompt(session, "hello")
+                t.record(response.stop_reason == "end_turn", f"prompt: {response.stop_reason}")
+            except RequestError as exc:
+                t.record(False, f"prompt failed: {exc}")
+        held = len(os.listdir(f"/proc/{a.process.pid}/fd"))
+        t.record(held < limit // 2, f"the server holds {held} descriptors")
+        t.figures["descriptors_after_sessions"] = held
+    t.check()
+
+
+def command_pids(workspace: Path) -> list[int]:
+    files = [workspace / "shell.pid", workspace / "child.pid"]
+    return [int(p.read_text()) for p in files]
+
+
+async def wait_for_command(workspace: Path) -> list[int]:
+    files = [workspace / "shell.pid", workspace / "child.pid"]
+    await wait_for(lambda: all(p.exists() and p.read_text().strip() for p in files), 20)
+    return command_pids(workspace)
+
+
+async def all_dead(pids: list[int], within: float = 5.0) -> bool:
+    try:
+        await wait_for(lambda: not any(map(pid_alive, pids)), within)
+    except AssertionError:
+        for pid in pids:
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        return False
+    return True
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP], ids=str)
+async def test_commands_die_with_the_acp_server(agent_factory, tally, how) -> None:
+    t = tally("resources: commands die with the server")
+    turns = [{"tool_calls": [{"id": "c", "name": "execute", "args": {"command": PID_COMMAND}}]}]
+    async with agent_factory(turns) as agent:
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        turn = asyncio.create_task(agent.prompt(session, "run it"))
+        pids = await wait_for_command(agent.workspace)
+        os.kill(agent.process.pid, how)
+        try:
+            await asyncio.wait_for(agent.process.wait(), 10)
+            t.record(True, "the server exited")
+        except TimeoutError:
+            t.record(False, f"the server ignored {how.name}")
+            agent.process.kill()
+        t.record(await all_dead(pids), f"{how.name}: the command outlived the server")
+        turn.cancel()
+        t.record(not (agent.workspace / "ran").exists(), "the command finished its work")
+    t.check()
+
+
+@pytest.mark.parametrize("how", [signal.SIGHUP, signal.SIGTERM], ids=str)
+async def test_commands_die_with_deepacp_run(tally, tmp_path: Path, how) -> None:
+    t = tally("resources: commands die with the server")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    call = {"id": "c", "name": "execute", "args": {"command": PID_COMMAND}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [call]}]}))
+    env = {**os.environ, "DEEPACP_HOME": str(tmp_path / "home")}
+    process = await asyncio.create_subprocess_exec(
+        DEEPACP,
+        "run",
+        "--cwd",
+        str(workspace),
+        "--model",
+        f"scripted:{script}",
+        "--mode",
+        "yolo",
+        "go",
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    pids = await wait_for_command(workspace)
+    process.send_signal(how)
+    try:
+        code = await asyncio.wait_for(process.wait(), 10)
+        t.record(code != 0, f"deepacp run exited {code} after {how.name}")
+    except TimeoutError:
+        t.record(False, f"deepacp run ignored {how.name}")
+        process.kill()
+    t.record(await all_dead(pids), f"{how.name}: the command outlived deepacp run")
+    t.record(not (workspace / "ran").exists(), "the command finished its work")
+    t.check()
+
+
+async def test_commands_die_with_the_lsp_server(tally, tmp_path: Path) -> None:
+    t = tally("resources: commands die with the server")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.py").write_text("x = 1\n")
+    script = tmp_path / "script.json"
+    call = {"id": "c", "name": "execute", "args": {"command": PID_COMMAND}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [call]}]}))
+    env = {**os.environ, "DEEPACP_HOME": str(tmp_path / "home")}
+    process = await asyncio.create_subprocess_exec(
+        DEEPACP,
+        "lsp",
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    options = {"model": f"scripted:{script}", "shell": "allow"}
+    messages = [
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "processId": None,
+                "rootUri": workspace.as_uri(),
+                "capabilities": {},
+                "initializationOptions": options,
+            },
+        },
+        {"method": "initialized", "params": {}},
+        {
+            "id": 2,
+            "method": "workspace/executeCommand",
+            "params": {
+                "command": "deepacp.edit",
+                "arguments": [{"uri": (workspace / "a.py").as_uri(), "instruction": "go"}],
+            },
+        },
+    ]
+    for message in messages:
+        process.stdin.write(lsp_frame(json.dumps({"jsonrpc": "2.0", **message}).encode()))
+    await process.stdin.drain()
+    pids = await wait_for_command(workspace)
+    process.send_signal(signal.SIGHUP)
+    try:
+        await asyncio.wait_for(process.wait(), 10)
+        t.record(True, "the server exited")
+    except TimeoutError:
+        t.record(False, "deepacp lsp ignored SIGHUP")
+        process.kill()
+    t.record(await all_dead(pids), "SIGHUP: the command outlived deepacp lsp")
+    t.check()
+
+
+async def test_an_mcp_server_that_never_lists_its_tools(agent_factory, tally) -> None:
+    t = tally("resources: MCP start-up bounded, cancel while waiting")
+    hanging = S.McpServerStdio(name="hang", command=sys.executable, args=[HANGING_MCP], env=[])
+    env = {"DEEPACP_MCP_TIMEOUT": "1.5"}
+    async with agent_factory([{"content": "answered"}] * 2, env=env) as agent:
+        # Cancel while the turn waits for the server.
+        new = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[hanging])
+        turn = asyncio.create_task(agent.prompt(new.session_id, "hello"))
+        await asyncio.sleep(0.5)
+        await agent.conn.cancel(session_id=new.session_id)
+        try:
+            response = await asyncio.wait_for(turn, 2)
+            t.record(response.stop_reason == "cancelled", f"answered {response.stop_reason}")
+        except TimeoutError:
+            t.record(False, "cancel did nothing while the turn waited for MCP")
+            turn.cancel()
+        # Without a cancel, the server is left out once the start-up time is up.
+        started = time.monotonic()
+        try:
+            response = await asyncio.wait_for(agent.prompt(new.session_id, "again"), 10)
+            t.record(response.stop_reason == "end_turn", f"answered {response.stop_reason}")
+        except TimeoutError:
+            t.record(False, "the prompt waited for the MCP server forever")
+        t.figures["mcp_left_out_after_s"] = round(time.monotonic() - started, 1)
+        notices = [
+            u.content.text
+            for u in agent.client.of(S.AgentMessageChunk, new.session_id)
+            if "hang" in u.content.text
+        ]
+        t.record(any("not available" in n for n in notices), f"no notice: {notices}")
+    t.check()
+
+
+async def test_one_message_cannot_start_a_thousand_commands_at_once(agent_factory, tally) -> None:
+    t = tally("resources: concurrent commands from one message")
+    count = size(40, 1000)
+    command = "echo s >> log; sleep 0.2; echo e >> log"
+    calls = [{"id": f"c{i}", "name": "execute", "args": {"command": command}} for i in range(count)]
+    async with agent_factory([{"tool_calls": calls}, {"content": "done"}]) as agent:
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        response = await agent.prompt(session, "run them all")
+        t.record(response.stop_reason == "end_turn", response.stop_reason)
+        running = peak = 0
+        events = (agent.workspace / "log").read_text().split()
+        for event in events:
+            running += 1 if event == "s" else -1
+            peak = max(peak, running)
+        t.record(events.count("s") == count, f"{events.count('s')} of {count} ran")
+        t.record(peak <= 16, f"{peak} commands ran at once")
+        t.figures["peak_concurrent_commands"] = peak
+    t.check()
