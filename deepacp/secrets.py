@@ -23,8 +23,6 @@ SECRET_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_PWD$|_P
 # and an unbounded scheme would make a long value cost time quadratic in its length.
 URL_PASSWORD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s@]{1,256})@")
 MIN_LENGTH = 8
-HELD_BACK_MIN = 4
-"""A stream that ends on this much of a secret's beginning ends on `[redacted]`."""
 REDACTED = "[redacted]"
 _REGISTERED: set[str] = set()
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
@@ -93,9 +91,10 @@ class StreamRedactor:
         return text[: len(text) - held]
 
     def flush(self) -> str:
-        """What is held back, at the end of the stream (a secret's beginning is redacted)."""
+        """What is held back, at the end of the stream. A beginning of a secret as long as the
+        shortest secret counts as one (a cut key); a shorter one is only ordinary text."""
         text, self.pending = self.pending, ""
-        return REDACTED if len(text) >= HELD_BACK_MIN else text
+        return REDACTED if len(text) >= MIN_LENGTH else text
 
 
 def _overlap(text: str, secret: str) -> int:

@@ -178,8 +178,13 @@ async def test_uvx_runs_the_built_wheel(agent_factory, tmp_path: Path) -> None:
     uvx = shutil.which("uvx", path=str(BIN))
     assert uvx is not None, "uv is in the test extra"
     dist = tmp_path / "dist"
+    # Built from a copy: an in-tree build would leave build/ behind, whose stale files a
+    # later wheel would carry.
+    source = tmp_path / "source"
+    junk = shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "node_modules")
+    shutil.copytree(ROOT, source, symlinks=True, ignore=junk)
     run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source)],
         check=True,
         timeout=300,
     )

@@ -53,3 +53,5 @@ def test_a_streamed_secret_is_redacted_wherever_the_pieces_break(monkeypatch) ->
         assert shown == "the key is [redacted], keep it", cut
     stream = secrets.StreamRedactor()
     assert stream.feed("it ends with sk-ant-01") + stream.flush() == "it ends with [redacted]"
+    stream = secrets.StreamRedactor()
+    assert stream.feed("a word like sk-a") + stream.flush() == "a word like sk-a"
