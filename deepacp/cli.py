@@ -21,6 +21,11 @@ examples:
 """
 
 
+def server_command() -> list[str]:
+    """How this installation starts its ACP server (the demo and doctor start it so)."""
+    return [sys.executable, "-m", "deepacp", "--stdio"]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deepacp",

@@ -16,11 +16,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from deepacp.cli import server_command
 from deepacp.diffs import unified_diff
+from deepacp.events import PLAN_MARKS
 
 EXAMPLES = files("deepacp") / "examples"
 PROMPT = "test_median_even fails; please fix it."
-PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 
 
 def copy_example_project(target: Path) -> Path:
@@ -89,7 +90,7 @@ class DemoClient:
     async def request_permission(self, session_id: str, tool_call: Any, options: Any, **_: Any):
         from acp import schema as S
 
-        title = tool_call.title or self.titles.get(tool_call.tool_call_id, "a tool call")
+        title = tool_call.title or self.cards.get(tool_call.tool_call_id, ("", "a tool call"))[1]
         choice = "allow_once"
         if self.interactive:
             answer = await asyncio.to_thread(
@@ -103,10 +104,6 @@ class DemoClient:
         return S.RequestPermissionResponse(
             outcome=S.AllowedOutcome(outcome="selected", option_id=choice)
         )
-
-
-def server_command() -> list[str]:
-    return [sys.executable, "-m", "deepacp", "--stdio"]
 
 
 async def _drive(project: Path, home: Path, interactive: bool) -> str:

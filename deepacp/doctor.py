@@ -14,6 +14,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from deepacp._version import __version__
+from deepacp.cli import server_command
 from deepacp.config import deepacp_home, load_config
 from deepacp.errors import ConfigError
 from deepacp.logs import log_path
@@ -114,7 +115,7 @@ def home_checks() -> list[Check]:
 
 def server_check() -> Check:
     """Start `deepacp --stdio` as an editor would and time its `initialize` answer."""
-    command = [sys.executable, "-m", "deepacp", "--stdio"]
+    command = server_command()
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
     started = time.perf_counter()
     try:

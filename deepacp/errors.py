@@ -28,6 +28,14 @@ class SessionBusy(DeepacpError):
     """A prompt arrived while the session was still running the previous one."""
 
 
+class SessionNotFound(DeepacpError):
+    """No stored session has this id."""
+
+
+class WrongWorkspace(DeepacpError):
+    """The session belongs to another workspace than the one the client named."""
+
+
 class SessionInUse(DeepacpError):
     """The session is open in another deepacp process (another editor window, say)."""
 

@@ -97,6 +97,10 @@ class PlanEntry:
     priority: Literal["high", "medium", "low"] = "medium"
 
 
+PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+"""How a plan entry's status reads in plain text (terminals, the demo)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlanUpdated:
     entries: tuple[PlanEntry, ...]
@@ -128,11 +132,23 @@ class ModeChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelChanged:
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
 class Command:
     name: str
     description: str
     hint: str | None = None
     """What to type after the command, for commands that take input."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandsChanged:
+    """The slash commands on offer (at the session's start, and when skills change)."""
+
+    commands: tuple[Command, ...]
 
 
 Event = (
@@ -149,6 +165,8 @@ Event = (
     | TitleChanged
     | Notice
     | ModeChanged
+    | ModelChanged
+    | CommandsChanged
 )
 
 PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]

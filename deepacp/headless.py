@@ -12,6 +12,7 @@ from deepacp.config import deepacp_home
 from deepacp.diffs import unified_diff
 from deepacp.events import (
     ASK_IN_CHAT,
+    PLAN_MARKS,
     Event,
     MessageChunk,
     PermissionKind,
@@ -24,8 +25,7 @@ from deepacp.events import (
     ToolStarted,
 )
 from deepacp.models import check_provider, configured_spec
-
-PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+from deepacp.session.modes import Mode, parse_mode
 
 
 class TerminalHandler:
@@ -90,29 +90,29 @@ class TerminalHandler:
         )
 
 
-async def _run(prompt: str, cwd: Path, spec: str, mode: str) -> int:
+async def _run(prompt: str, cwd: Path, spec: str, mode: Mode) -> int:
     from deepacp.models import resolve_model
-    from deepacp.session.runtime import Session
+    from deepacp.session.manager import SessionManager, Workspace
     from deepacp.session.store import SessionStore
 
-    store = SessionStore(deepacp_home())
-    record = store.create(str(cwd), mode, spec)
+    manager = SessionManager(SessionStore(deepacp_home()), resolve_model)
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
-    session = Session(record, store, handler, resolve_model)
-    stopped_by: list[int] = []
-    turn = asyncio.create_task(session.prompt(prompt))
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGHUP):  # stop the turn (and its command), then exit
-        loop.add_signal_handler(sig, lambda sig=sig: (stopped_by.append(sig), turn.cancel()))
     try:
-        stop = await turn
-    except asyncio.CancelledError:
-        if not stopped_by:
-            raise
-        return 128 + stopped_by[0]
+        record = manager.new_record(str(cwd), mode, spec)
+        session = manager.open(record, Workspace(str(cwd)), handler)
+        stopped_by: list[int] = []
+        turn = asyncio.create_task(session.prompt(prompt))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # stop the turn (and its command), then exit
+            loop.add_signal_handler(sig, lambda sig=sig: (stopped_by.append(sig), turn.cancel()))
+        try:
+            stop = await turn
+        except asyncio.CancelledError:
+            if not stopped_by:
+                raise
+            return 128 + stopped_by[0]
     finally:
-        await session.close()
-        await store.close()
+        await manager.shutdown()  # the session is closed, its MCP servers and claim released
     handler._print(f"[{stop}; session {record.id}]")
     return 0 if stop == "end_turn" else 1
 
@@ -123,4 +123,4 @@ def run_headless(prompt: str, cwd: str | None, model: str | None, mode: str) -> 
         raise SystemExit(f"deepacp: {workspace} is not a directory")
     spec = configured_spec(model)
     check_provider(spec)
-    return asyncio.run(_run(prompt, workspace, spec, mode))
+    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode)))

@@ -7,7 +7,8 @@ variable (`DATABASE_URL=postgres://user:PASSWORD@host/db`), or a credential a cl
 us for an MCP server. Values shorter than 8 characters are not redacted (too many false
 hits) but their variables are still kept from commands. Logs, error messages, tool results
 and model output (streamed pieces too) are redacted, so no secret reaches the editor, the
-model, the session store or a memory file.
+model, the session store or a memory file. Text that merely looks like a credential (a key
+written into AGENTS.md, whose value we were never told) is `looks_like_secret`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ SECRET_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_PWD$|_P
 # Bounded repeats: a value can be anything (an MCP server's environment from the client),
 # and an unbounded scheme would make a long value cost time quadratic in its length.
 URL_PASSWORD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s@]{1,256})@")
+SECRET_TEXT = re.compile(
+    r"(sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{20,}|xox[bp]-[A-Za-z0-9-]{10,}"
+    r"|(?i:(api[_-]?key|secret|password|token)\s*[:=]\s*\S{8,}))"
+)
+"""Well-known credential shapes, and `key = value` lines naming one."""
 MIN_LENGTH = 8
 REDACTED = "[redacted]"
 _REGISTERED: set[str] = set()
@@ -103,3 +109,7 @@ def _overlap(text: str, secret: str) -> int:
         if text.endswith(secret[:size]):
             return size
     return 0
+
+
+def looks_like_secret(text: str) -> bool:
+    return SECRET_TEXT.search(text) is not None

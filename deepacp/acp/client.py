@@ -11,6 +11,7 @@ from typing import Any
 from acp import schema as S
 from acp.connection import Connection
 from acp.exceptions import RequestError
+from acp.helpers import update_current_mode
 from acp.meta import CLIENT_METHODS
 from acp.utils import notify_model, request_model, serialize_params
 from pydantic import TypeAdapter
@@ -19,8 +20,10 @@ from deepacp.acp import updates
 from deepacp.backends.editor import EditorError, TerminalStatus
 from deepacp.events import (
     ASK_IN_CHAT,
+    CommandsChanged,
     Event,
     ModeChanged,
+    ModelChanged,
     PermissionKind,
     PermissionRequest,
     Question,
@@ -74,17 +77,16 @@ class AcpSessionHandler:
             self._last_output_update.pop(event.tool_call_id, None)
             terminal = self._terminals.pop(event.tool_call_id, None)
             await self.update(updates.to_update(event, terminal))
-        elif isinstance(event, ModeChanged):
-            await self.update(
-                S.CurrentModeUpdate(
-                    session_update="current_mode_update", current_mode_id=event.mode
-                )
-            )
+        elif isinstance(event, ModeChanged | ModelChanged):
+            if isinstance(event, ModeChanged):
+                await self.update(update_current_mode(event.mode))
             await self.update(
                 S.ConfigOptionUpdate(
                     session_update="config_option_update", config_options=self.config_options()
                 )
             )
+        elif isinstance(event, CommandsChanged):
+            await self.update(updates.commands_update(event.commands))
         else:
             await self.update(updates.to_update(event))
 

@@ -28,7 +28,8 @@ def load_harness(model_spec: str | None) -> Future:
 
     def work() -> None:
         try:
-            import deepacp.session.runtime  # noqa: F401
+            import deepacp.session.agent
+            import deepacp.session.turn  # noqa: F401 (LangGraph, the projection)
         except BaseException as exc:
             loaded.set_exception(exc)
             return

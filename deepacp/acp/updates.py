@@ -29,7 +29,7 @@ from deepacp.events import (
     UsageUpdated,
     UserMessage,
 )
-from deepacp.session.approvals import MODES
+from deepacp.session.modes import MODES
 from deepacp.session.store import now
 
 PERMISSION_LABELS: dict[PermissionKind, str] = {

@@ -11,6 +11,9 @@ EXECUTE = "execute"
 WRITE_TODOS = "write_todos"  # LangChain's TodoListMiddleware
 TASK = "task"
 
+MEMORY_FILE = "AGENTS.md"
+"""The name of a memory file (the workspace's, a subfolder's, the user's)."""
+
 LARGE_RESULTS_DIR = "/large_tool_results/"
 """Where a tool result too large to show is kept, as <tool call id>."""
 HISTORY_DIR = "/conversation_history/"

@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
+from deepacp.harness.contracts import EditArtifact, ToolOutputSignal, ToolTerminalSignal
 from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 from deepacp.secrets import clip
 
@@ -38,14 +39,12 @@ def numbered(lines: list[str], first: int) -> str:
 
 
 def edit_artifact(backend: Backend, path: str, before: str | None, after: str | None) -> dict:
-    """What the editor faces need to show a whole-file diff for a change."""
+    """What the editor faces need to show a whole-file diff for a change (as JSON)."""
     disk = backend.disk_path(path)
-    return {
-        "path": backend.workspace_path(path),
-        "abs_path": str(disk) if disk else None,
-        "old_text": before,
-        "new_text": after,
-    }
+    artifact = EditArtifact(
+        backend.workspace_path(path), str(disk) if disk else None, before, after
+    )
+    return artifact.as_json()
 
 
 def _snippet(text: str, needle: str, context: int = 3) -> str:
@@ -251,11 +250,10 @@ def execute_tool(backend: Backend) -> BaseTool:
         call_id = runtime.tool_call_id
 
         def forward(text: str) -> None:
-            runtime.stream_writer({"type": "tool_output", "tool_call_id": call_id, "text": text})
+            runtime.stream_writer(ToolOutputSignal(call_id, text))
 
         def show_terminal(terminal_id: str) -> None:
-            event = {"type": "tool_terminal", "tool_call_id": call_id, "terminal_id": terminal_id}
-            runtime.stream_writer(event)
+            runtime.stream_writer(ToolTerminalSignal(call_id, terminal_id))
 
         result = await backend.execute(command, timeout, forward, show_terminal)
         output = result.output.rstrip("\n")

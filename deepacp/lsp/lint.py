@@ -3,19 +3,14 @@ AGENTS.md (no secrets: memory is sent to the model)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from lsprotocol import types as T
 
+from deepacp.harness.names import MEMORY_FILE
 from deepacp.harness.skills import SKILL_FILE, validate_skill
 from deepacp.lsp.review import SOURCE
-
-MEMORY_FILE = "AGENTS.md"
-SECRET = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{20,}|xox[bp]-[A-Za-z0-9-]{10,}"
-    r"|(?i:(api[_-]?key|secret|password|token)\s*[:=]\s*\S{8,}))"
-)
+from deepacp.secrets import looks_like_secret
 
 
 def _line_of(text: str, field: str) -> int:
@@ -58,6 +53,6 @@ def lint(path: Path, text: str) -> list[T.Diagnostic] | None:
                 T.DiagnosticSeverity.Warning,
             )
             for number, line in enumerate(text.splitlines())
-            if SECRET.search(line)
+            if looks_like_secret(line)
         ]
     return None

@@ -131,7 +131,7 @@ async def run_edit(
     """Run the agent on `target` (in the workspace `root`) and make its edits the active
     proposal. Cancelled, it keeps the edits made so far as a partial proposal."""
     from deepacp.models import check_provider, configured_spec, resolve_model
-    from deepacp.session.runtime import Session
+    from deepacp.session.manager import SessionManager, Workspace
     from deepacp.session.store import SessionStore
 
     spec = configured_spec(ls.options.model)
@@ -145,8 +145,7 @@ async def run_edit(
 
     token = f"deepacp-{run_id}" if ls.support is not None and ls.support.progress else None
     handler = LspHandler(ls, token)
-    store = SessionStore(deepacp_home())
-    session = None
+    manager = SessionManager(SessionStore(deepacp_home()), resolve_model)
     stop: str | None = None  # None: the run failed
     relative = target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)
     prompt = PROMPT.format(
@@ -157,9 +156,9 @@ async def run_edit(
     try:
         if token is not None:
             await _begin_progress(ls, token, args.instruction)
-        record = store.create(str(root), "accept-edits", spec)
-        session = Session(record, store, handler, resolve_model, view=view)
-        stop = await session.prompt(prompt)
+        workspace = Workspace(str(root), view=view)
+        async with manager.ephemeral(workspace, "accept-edits", spec, handler) as session:
+            stop = await session.prompt(prompt)
     except asyncio.CancelledError:
         stop = "cancelled"
         asyncio.current_task().uncancel()  # type: ignore[union-attr]
@@ -167,9 +166,7 @@ async def run_edit(
         if token is not None:
             ended = "failed" if stop is None else stop if stop == "cancelled" else "done"
             ls.work_done_progress.end(token, T.WorkDoneProgressEnd(message=ended))
-        if session is not None:
-            await session.close()
-        await store.close()
+        await manager.shutdown()
     changes = {}
     for overlay in overlays:
         for path, (old, new) in overlay.changes().items():

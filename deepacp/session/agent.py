@@ -12,14 +12,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from deepacp.backends.protocol import Backend
 from deepacp.harness import create_deep_agent
 from deepacp.harness.prompts import append_to_system
-from deepacp.session.approvals import GATED_TOOLS, ApprovalPolicy
+from deepacp.session.approvals import APPROVAL_DECISIONS, GATED_TOOLS, ApprovalPolicy
 from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES
 
 PLAN_MODE_NOTE = (
     "You are in plan mode: read-only. Explore with the read and search tools and propose a "
     "plan; do not try to change files or run commands until the user switches mode."
 )
-APPROVAL_DECISIONS = ["approve", "reject"]
 
 
 class ModeMiddleware(AgentMiddleware):
@@ -62,7 +61,7 @@ def approval_gate(policy: ApprovalPolicy) -> dict[str, Any]:
         call = request.tool_call
         return policy.needs_approval(call["id"], call["name"], call.get("args") or {})
 
-    return {name: {"allowed_decisions": APPROVAL_DECISIONS, "when": when} for name in names}
+    return {name: {"allowed_decisions": list(APPROVAL_DECISIONS), "when": when} for name in names}
 
 
 def build_session_agent(

@@ -1,10 +1,9 @@
-"""Modes and approvals: which tool calls need the user's yes, and what "always" remembers."""
+"""Approvals: which tool calls need the user's yes, and what "always" remembers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.globs import glob_matches
@@ -12,28 +11,10 @@ from deepacp.backends.protocol import Backend
 from deepacp.events import PermissionKind
 from deepacp.harness.delegation import current_task_call
 from deepacp.harness.names import EXECUTE, MUTATING_FILE_TOOLS
+from deepacp.session.modes import DEFAULT_MODE, Mode
 
-Mode = Literal["ask", "accept-edits", "plan", "yolo"]
-
-
-@dataclass(frozen=True)
-class ModeInfo:
-    id: Mode
-    name: str
-    description: str
-
-
-MODES: tuple[ModeInfo, ...] = (
-    ModeInfo("ask", "Ask", "Ask before every edit and every shell command"),
-    ModeInfo(
-        "accept-edits", "Accept edits", "Edit files without asking; ask before shell commands"
-    ),
-    ModeInfo("plan", "Plan", "Read-only: explore and propose, change nothing"),
-    ModeInfo("yolo", "Yolo", "Never ask: edits and commands run straight away"),
-)
-MODE_IDS: tuple[str, ...] = tuple(m.id for m in MODES)
-DEFAULT_MODE: Mode = "ask"
-
+APPROVAL_DECISIONS = ("approve", "reject")
+"""What the user may answer a gated call (LangChain's approval middleware's decisions)."""
 GATED_TOOLS = frozenset({*MUTATING_FILE_TOOLS, EXECUTE})
 """Tools that change the workspace or run commands: gated in `ask`, hidden in `plan`."""
 

@@ -6,7 +6,8 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import interrupt
 
-ASK_USER = "ask_user"
+from deepacp.harness.contracts import ASK_USER, QuestionInterrupt
+
 ASKED_IN_CHAT = (
     "The question was shown to the user; their answer will arrive as their next message. "
     "Stop here and wait for it."
@@ -22,13 +23,8 @@ async def ask_user(question: str, runtime: ToolRuntime, choices: list[str] | Non
         question: The question, complete enough to answer without more context.
         choices: Answers to pick from, when there is a fixed set.
     """
-    value = {
-        "type": ASK_USER,
-        "tool_call_id": runtime.tool_call_id,
-        "question": question,
-        "choices": choices or [],
-    }
-    return str(interrupt(value))
+    asked = QuestionInterrupt(runtime.tool_call_id or "", question, tuple(choices or ()))
+    return str(interrupt(asked.as_value()))
 
 
 def ask_user_tool() -> BaseTool:

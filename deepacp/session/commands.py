@@ -1,13 +1,19 @@
-"""Slash commands: the built-in ones and one per skill."""
+"""Slash commands: the built-in ones (a table of handlers) and one per skill."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING
 
+from deepacp.backends.protocol import Backend
 from deepacp.events import Command
-from deepacp.harness.skills import Skill
-from deepacp.session.approvals import MODE_IDS
+from deepacp.harness.skills import Skill, SkillIndex, discover_skills
+from deepacp.session.modes import MODE_IDS, parse_mode
+from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES
+
+if TYPE_CHECKING:
+    from deepacp.session.runtime import Session
 
 COMPACT, MEMORY, SKILLS, CLEAR, MODE = "compact", "memory", "skills", "clear", "mode"
 
@@ -19,6 +25,10 @@ BUILTIN = (
     Command(MODE, f"Switch mode ({', '.join(MODE_IDS)})", hint="mode"),
 )
 _COMMAND = re.compile(r"/([a-z0-9][a-z0-9-]*)(?:\s+(.*))?\Z", re.DOTALL)
+
+
+async def skills_of(backend: Backend) -> SkillIndex:
+    return await discover_skills(backend, SKILL_SOURCES)
 
 
 def available_commands(skills: Iterable[Skill]) -> tuple[Command, ...]:
@@ -46,3 +56,52 @@ def skill_prompt(skill: Skill, body: str, request: str) -> str:
     """The message a /<skill> command sends: the skill's instructions, then the request."""
     task = request or "Apply this skill to the current work."
     return f'<skill name="{skill.name}" path="{skill.path}">\n{body.strip()}\n</skill>\n\n{task}'
+
+
+async def _compact(session: Session, argument: str) -> str:
+    if await session.compact():
+        return "Compacted: older messages are now a summary."
+    return "Nothing to compact yet."
+
+
+async def _memory(session: Session, argument: str) -> str:
+    lines = ["Memory files (AGENTS.md) in use — edit them to change what the agent remembers:"]
+    for path in MEMORY_SOURCES:
+        try:
+            await session.backend.read_text(path)
+            state = "loaded"
+        except Exception:
+            state = "not created yet"
+        lines.append(f"- {path} ({session.backend.disk_path(path)}): {state}")
+    return "\n".join(lines)
+
+
+async def _skills(session: Session, argument: str) -> str:
+    index = await skills_of(session.backend)
+    lines = [f"- /{s.name}: {s.description}" for s in index.skills.values()] or ["(none)"]
+    lines += [f"- warning: {w}" for w in index.warnings]
+    return "Skills:\n" + "\n".join(lines)
+
+
+async def _clear(session: Session, argument: str) -> str:
+    await session.clear()
+    return "Started a fresh conversation."
+
+
+async def _mode(session: Session, argument: str) -> str:
+    try:
+        mode = parse_mode(argument)
+    except ValueError as exc:
+        return f"{str(exc).capitalize()}."
+    await session.set_mode(mode)
+    return f"Mode: {mode}."
+
+
+HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
+    COMPACT: _compact,
+    MEMORY: _memory,
+    SKILLS: _skills,
+    CLEAR: _clear,
+    MODE: _mode,
+}
+"""The built-in commands: each answers with the text the user sees."""

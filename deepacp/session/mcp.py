@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,13 +115,18 @@ class McpServers:
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _ready: asyncio.Future | None = None
 
-    def start(self, servers: list[McpServer], cwd: str) -> None:
-        """Connect in the background; `ready()` waits for every server to be up or failed."""
+    def start(
+        self, servers: list[McpServer], cwd: str, imports_ready: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Connect in the background, once `imports_ready()` says the MCP client can be
+        imported (not while another thread imports LangChain); `ready()` waits for every
+        server to be up or failed."""
         if not servers:
             return
         futures = [asyncio.get_running_loop().create_future() for _ in servers]
         for server, future in zip(servers, futures, strict=True):
-            self._tasks.append(asyncio.create_task(self._serve(server, cwd, future)))
+            serve = self._serve(server, cwd, future, imports_ready)
+            self._tasks.append(asyncio.create_task(serve))
         self._ready = asyncio.ensure_future(self._gather(servers, futures))
 
     async def _gather(self, servers: list[McpServer], futures: list[asyncio.Future]) -> None:
@@ -137,14 +142,24 @@ class McpServers:
         if self._ready is not None:
             await asyncio.shield(self._ready)
 
-    async def _serve(self, server: McpServer, cwd: str, ready: asyncio.Future) -> None:
+    async def _serve(
+        self,
+        server: McpServer,
+        cwd: str,
+        ready: asyncio.Future,
+        imports_ready: Callable[[], Awaitable[None]],
+    ) -> None:
         try:
+            await imports_ready()
             from langchain_mcp_adapters.sessions import create_session
             from langchain_mcp_adapters.tools import load_mcp_tools
         except ImportError:
             missing = "MCP support is not installed: pip install 'deepacp[mcp]'"
             ready.set_exception(RuntimeError(missing))
             return
+        except BaseException as exc:  # the harness failed to load, or the session closed
+            ready.set_exception(RuntimeError(describe(exc)))
+            raise
         timeout = start_timeout()
         errlog = ServerLog(server.name) if server.transport == "stdio" else None
         try:

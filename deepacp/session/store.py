@@ -19,10 +19,11 @@ import uuid
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from deepacp.errors import SessionInUse
 from deepacp.private import private_database, private_dir, unusable_database
+from deepacp.session.modes import DEFAULT_MODE, MODE_IDS, Mode
 
 try:
     import fcntl
@@ -60,13 +61,32 @@ class SessionRecord:
     cwd: str
     thread_id: str
     title: str | None
-    mode: str
+    mode: Mode
     model: str | None
     created_at: str
     updated_at: str
 
 
 _COLUMNS = tuple(f.name for f in fields(SessionRecord))
+
+
+def _record(row: tuple) -> SessionRecord:
+    record = SessionRecord(*row)
+    if record.mode not in MODE_IDS:  # written by a newer version, say: start safe
+        record = replace(record, mode=DEFAULT_MODE)
+    return record
+
+
+class Records(Protocol):
+    """What a session needs of where it is kept: the store, or an ephemeral stand-in."""
+
+    home: Path
+
+    def update(self, record: SessionRecord, **changes: Any) -> SessionRecord: ...
+
+    async def checkpointer(self) -> Any: ...
+
+    def scratch_dir(self, thread_id: str) -> Path: ...
 
 
 class SessionStore:
@@ -190,7 +210,7 @@ class SessionStore:
         private_dir(self.home / "scratch")
         return private_dir(self.home / "scratch" / thread_id)
 
-    def create(self, cwd: str, mode: str, model: str | None) -> SessionRecord:
+    def create(self, cwd: str, mode: Mode, model: str | None) -> SessionRecord:
         session_id = uuid.uuid4().hex
         stamp = now()
         record = SessionRecord(session_id, cwd, session_id, None, mode, model, stamp, stamp)
@@ -209,7 +229,7 @@ class SessionStore:
             ).fetchone()
         except UnicodeEncodeError:  # a lone surrogate: no session can have this id
             return None
-        return SessionRecord(*row) if row else None
+        return _record(row) if row else None
 
     def list(self, cwd: str | None = None) -> list[SessionRecord]:
         query = f"SELECT {', '.join(_COLUMNS)} FROM sessions"
@@ -218,7 +238,7 @@ class SessionStore:
             query += " WHERE cwd = ?"
             params = (cwd,)
         rows = self._db.execute(query + " ORDER BY updated_at DESC", params).fetchall()
-        return [SessionRecord(*row) for row in rows]
+        return [_record(row) for row in rows]
 
     def update(self, record: SessionRecord, **changes: Any) -> SessionRecord:
         record = replace(record, **changes, updated_at=now())

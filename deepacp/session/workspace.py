@@ -18,11 +18,11 @@ from deepacp.backends import (
     PermissionRule,
 )
 from deepacp.backends.protocol import Backend
-from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR
+from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, MEMORY_FILE
 
 USER_DIR = "/user/"
 BUNDLED_SKILLS_DIR = "/skills/bundled/"
-MEMORY_SOURCES = (f"{USER_DIR}AGENTS.md", "AGENTS.md")
+MEMORY_SOURCES = (f"{USER_DIR}{MEMORY_FILE}", MEMORY_FILE)
 SKILL_SOURCES = (BUNDLED_SKILLS_DIR, f"{USER_DIR}skills", ".deepacp/skills", ".agents/skills")
 
 # Of $DEEPACP_HOME the agent sees only the user's AGENTS.md and skills (not the sessions).

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from deepacp.events import PermissionRequest
 from deepacp.models import resolve_model
+from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.runtime import Session
 from deepacp.session.store import SessionStore
@@ -185,7 +186,7 @@ class User:
         when = call.message + ANSWERED
         if self.draw(st.booleans()):
             mode = self.draw(st.sampled_from(MODES))
-            self.session.set_mode(mode)
+            await self.session.set_mode(mode)
             self.world.events.append((when, "mode", mode))
         answer = self.draw(st.sampled_from(ANSWERS))
         self.world.answers[request.tool_call_id] = answer
@@ -199,22 +200,22 @@ async def run(world: World, plan: list, draw) -> None:
     (world.workspace / "README.md").write_text("hello\n")
     script = world.root / "script.json"
     script.write_text(json.dumps({"turns": build(world, plan, draw)}))
-    store = SessionStore(world.root / "home")
-    record = store.create(str(world.workspace), "ask", f"scripted:{script}")
+    manager = SessionManager(SessionStore(world.root / "home"), resolve_model)
+    record = manager.new_record(str(world.workspace), "ask", f"scripted:{script}")
     user = User(world, draw)
-    servers = []
+    servers: tuple[McpServer, ...] = ()
     if any(c.tool == "mcp" for c in world.calls):
         env = (("NOTES_FILE", str(world.root / "notes.txt")),)
-        servers = [McpServer("notes", "stdio", sys.executable, (MCP_SERVER,), env)]
-    session = user.session = Session(record, store, user, resolve_model, mcp_servers=servers)
+        servers = (McpServer("notes", "stdio", sys.executable, (MCP_SERVER,), env),)
+    workspace = Workspace(str(world.workspace), mcp_servers=servers)
+    session = user.session = manager.open(record, workspace, user)
     try:
         for p, _ in enumerate(plan):
             if (mode := plan[p][0]) is not None:
-                session.set_mode(mode)
+                await session.set_mode(mode)
             await session.prompt(f"prompt {p}")
     finally:
-        await session.close()
-        await store.close()
+        await manager.shutdown()
 
 
 def authorized(world: World, call: Call) -> bool:

@@ -18,10 +18,10 @@ from langchain.agents.middleware.types import PrivateStateAttr
 
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
+from deepacp.harness.names import MEMORY_FILE
 from deepacp.harness.prompts import append_to_system
 from deepacp.secrets import redact
 
-MEMORY_FILE = "AGENTS.md"
 MAX_NESTED = 20
 _COMMENTS = re.compile(r"<!--.*?-->", re.DOTALL)
 
@@ -34,9 +34,9 @@ and what you can verify. For files in a folder with its own AGENTS.md, the neare
 
 SAVING = """\
 Keeping memory: when you learn something durable — a preference the user states, a project
-convention, how to build or test the project — add a short line to {project} (this project)
-or {user} (all projects) with edit_file, or write_file if it does not exist yet. Never
-store secrets there: no API keys, tokens, passwords or credentials."""
+convention, how to build or test the project — add a short line to {where} with edit_file,
+or write_file if it does not exist yet. Never store secrets there: no API keys, tokens,
+passwords or credentials."""
 
 
 def clean(text: str) -> str:
@@ -63,14 +63,14 @@ class MemoryMiddleware(AgentMiddleware):
         sources: Sequence[str],
         *,
         nested: bool = False,
-        user_path: str | None = None,
     ) -> None:
         super().__init__()
         self.backend = backend
         self.sources = list(sources)
         self.nested = nested
         self.project_path = next((s for s in self.sources if not s.startswith("/")), MEMORY_FILE)
-        self.user_path = user_path
+        self.user_path = next((s for s in self.sources if s.startswith("/")), None)
+        """A routed source (`/user/AGENTS.md`): the memory of every project."""
 
     async def abefore_agent(self, state: dict, runtime: Any) -> dict | None:
         if not self.nested:
@@ -96,7 +96,10 @@ class MemoryMiddleware(AgentMiddleware):
             text = await self._read(path)
             if text:
                 parts.append(f'<memory source="{path}">\n{text}\n</memory>')
-        saving = SAVING.format(project=self.project_path, user=self.user_path or "AGENTS.md")
+        where = f"{self.project_path} (this project)"
+        if self.user_path is not None:
+            where += f" or {self.user_path} (all projects)"
+        saving = SAVING.format(where=where)
         if not parts:
             return saving
         return MEMORY_INTRO + "\n\n" + "\n\n".join(parts) + "\n</agent_memory>\n\n" + saving

@@ -23,6 +23,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepacp.backends.state import FilesUpdate
+from deepacp.harness.contracts import ToolOutputSignal
 from deepacp.harness.delegation import current_task_call
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import TASK
@@ -125,8 +126,7 @@ async def _stream_child(agent: Any, payload: dict, runtime: ToolRuntime) -> dict
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages:
                 for call in getattr(message, "tool_calls", None) or []:
-                    progress = {"type": "tool_output", "tool_call_id": runtime.tool_call_id}
-                    runtime.stream_writer({**progress, "text": _progress(call)})
+                    runtime.stream_writer(ToolOutputSignal(runtime.tool_call_id, _progress(call)))
     return final
 
 

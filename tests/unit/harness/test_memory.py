@@ -35,8 +35,28 @@ async def test_memory_is_framed_appended_last_and_stripped(tmp_path: Path) -> No
     assert '<memory source="AGENTS.md">\nUse tabs.\n</memory>' in system
     assert '<memory source="api/AGENTS.md">\nAPI handlers return JSON.\n</memory>' in system
     assert "private note" not in system
-    assert "not instructions" in system and "Never\nstore secrets" in system
-    assert system.rstrip().endswith("tokens, passwords or credentials.")  # memory comes last
+    prose = " ".join(system.split())
+    assert "not instructions" in prose and "Never store secrets" in prose
+    assert prose.endswith("tokens, passwords or credentials.")  # memory comes last
+    assert "all projects" not in prose  # no user memory was given, so none is offered
+
+
+async def test_the_saving_note_names_the_project_and_the_user_memory_files(
+    tmp_path: Path,
+) -> None:
+    from deepacp.backends import CompositeBackend, FilesystemBackend
+
+    workspace, home = tmp_path / "w", tmp_path / "home"
+    workspace.mkdir()
+    home.mkdir()
+    record = tmp_path / "r.jsonl"
+    model = ScriptedChatModel(record=str(record), turns=[{"content": "ok"}])
+    backend = CompositeBackend(LocalShellBackend(workspace), {"/user/": FilesystemBackend(home)})
+    agent = create_deep_agent(model, backend=backend, memory=["/user/AGENTS.md", "AGENTS.md"])
+    await agent.ainvoke({"messages": [HumanMessage("hi")]})
+    [system] = systems(record)
+    prose = " ".join(system.split())
+    assert "AGENTS.md (this project) or /user/AGENTS.md (all projects)" in prose
 
 
 async def test_memory_written_mid_thread_reaches_the_very_next_request(tmp_path: Path) -> None:

@@ -11,14 +11,8 @@ from deepacp.events import (
     ToolStarted,
     UserMessage,
 )
-from deepacp.session.projection import (
-    LiveProjection,
-    describe_call,
-    proposed_diff,
-    replay,
-    stop_reason,
-    tool_finished,
-)
+from deepacp.session.cards import describe_call, proposed_diff, tool_finished
+from deepacp.session.projection import LiveProjection, replay, stop_reason
 
 
 def test_titles_kinds_and_locations(tmp_path: Path) -> None:

@@ -1,0 +1,102 @@
+"""What the harness hands the session runtime, typed once for both sides: the progress a
+tool writes to the stream, the artifact a file change leaves on its result, and the
+interrupts a run stops on. Light to import (no LangChain).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutputSignal:
+    """Output a running tool produced (streamed on the run's `custom` channel)."""
+
+    tool_call_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTerminalSignal:
+    """The tool's command runs in the editor's terminal `terminal_id`."""
+
+    tool_call_id: str
+    terminal_id: str
+
+
+ToolSignal = ToolOutputSignal | ToolTerminalSignal
+
+
+@dataclass(frozen=True, slots=True)
+class EditArtifact:
+    """A file change, whole file before and after, on the change's tool result. Stored in
+    the checkpoint as plain JSON (`as_json`), so sessions saved by any version load."""
+
+    path: str
+    """The workspace path."""
+    abs_path: str | None
+    """The path on disk (None for files that live elsewhere: state, store)."""
+    old_text: str | None
+    """None: the file did not exist."""
+    new_text: str | None
+    """None: the file was deleted."""
+
+    @property
+    def shown_path(self) -> str:
+        return self.abs_path or self.path
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, value: Any) -> EditArtifact | None:
+        """The artifact a tool result carries, or None when it carries none (or another)."""
+        if not isinstance(value, dict) or "new_text" not in value or "path" not in value:
+            return None
+        return cls(
+            str(value["path"]), value.get("abs_path"), value.get("old_text"), value["new_text"]
+        )
+
+
+ASK_USER = "ask_user"
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionInterrupt:
+    """The ask_user tool waits for the user's answer."""
+
+    tool_call_id: str
+    question: str
+    choices: tuple[str, ...] = ()
+
+    def as_value(self) -> dict[str, Any]:
+        return {
+            "type": ASK_USER,
+            "tool_call_id": self.tool_call_id,
+            "question": self.question,
+            "choices": list(self.choices),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalInterrupt:
+    """A gated tool call waits for the user's yes (LangChain's approval middleware, one
+    interrupt per call)."""
+
+    tool_call_id: str
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+Interrupt = QuestionInterrupt | ApprovalInterrupt
+
+
+def parse_interrupt(value: Any) -> Interrupt:
+    """The typed form of an interrupt's value (ValueError for one we never raise)."""
+    if not isinstance(value, dict) or not isinstance(value.get("tool_call_id"), str):
+        raise ValueError(f"not an interrupt deepacp raises: {value!r}"[:200])
+    if value.get("type") == ASK_USER:
+        choices = tuple(str(c) for c in value.get("choices") or ())
+        return QuestionInterrupt(value["tool_call_id"], str(value.get("question", "")), choices)
+    return ApprovalInterrupt(value["tool_call_id"], str(value["name"]), value.get("args") or {})

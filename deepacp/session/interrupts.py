@@ -1,0 +1,87 @@
+"""What a paused run is waiting for, answered: approvals for gated tool calls (from the
+mode, an earlier "always", or the user) and answers to the agent's questions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from deepacp.backends.protocol import Backend
+from deepacp.events import ASK_IN_CHAT, PermissionKind, PermissionRequest, Question, ToolStarted
+from deepacp.harness.contracts import ApprovalInterrupt, QuestionInterrupt, parse_interrupt
+from deepacp.session import cards
+from deepacp.session.approvals import APPROVAL_DECISIONS, ApprovalPolicy, permission_options
+from deepacp.session.control import AskInChat, TurnCancelled
+from deepacp.session.handler import SessionHandler
+
+APPROVE = {"type": "approve"}
+REJECT = {"type": "reject"}
+PLAN_REFUSAL = {"type": "reject", "message": "Plan mode is read-only; nothing was changed."}
+
+
+class InterruptResolver:
+    """Answers a turn's interrupts, asking the user through the face where it must."""
+
+    def __init__(self, policy: ApprovalPolicy, handler: SessionHandler, backend: Backend) -> None:
+        self.policy = policy
+        self.handler = handler
+        self.backend = backend
+
+    async def resolve(
+        self, interrupts: list[Any], shown: Mapping[str, ToolStarted]
+    ) -> dict[str, Any]:
+        """The resume value for LangGraph: a decision or answer per interrupt id. `shown`
+        are the tool cards the user has seen, whose kind and diff the questions repeat."""
+        pending = {i.id: parse_interrupt(i.value) for i in interrupts}  # repeats: sub-agents
+        answers: dict[str, Any] = {}
+        for interrupt_id, asked in pending.items():
+            if isinstance(asked, QuestionInterrupt):
+                answers[interrupt_id] = await self._answer(asked)
+            else:
+                answers[interrupt_id] = await self._decide(asked, shown)
+        return answers
+
+    async def _answer(self, asked: QuestionInterrupt) -> str:
+        question = Question(asked.tool_call_id, asked.question, asked.choices)
+        answer = await self.handler.ask(question)
+        if answer is None:
+            raise TurnCancelled("the user dismissed the question")
+        if answer == ASK_IN_CHAT:
+            raise AskInChat(question)
+        return answer
+
+    async def _decide(
+        self, call: ApprovalInterrupt, shown: Mapping[str, ToolStarted]
+    ) -> dict[str, Any]:
+        policy = self.policy
+        if policy.mode == "plan":  # a sub-agent trying to change things in plan mode
+            return PLAN_REFUSAL
+        answer = policy.preset_answer(call.name, call.args)
+        if answer is None:
+            answer = await self.handler.ask_permission(await self._request(call, shown))
+        if answer is None:
+            raise TurnCancelled("the client cancelled the permission question")
+        policy.remember(call.name, call.args, answer)
+        if policy.mode == "plan":  # switched to plan while the question was open
+            return PLAN_REFUSAL
+        return APPROVE if allows(answer) else REJECT
+
+    async def _request(
+        self, call: ApprovalInterrupt, shown: Mapping[str, ToolStarted]
+    ) -> PermissionRequest:
+        """The question for a gated call, with the kind and proposed diff its card shows."""
+        card = shown.get(call.tool_call_id)
+        if card is None:  # a sub-agent's call: it has no card of its own
+            started = cards.tool_started(
+                {"id": call.tool_call_id, "name": call.name, "args": call.args}, self.backend
+            )
+            card = await cards.with_proposed_diff(started, self.backend)
+        title, shown_on = card.title, call.tool_call_id
+        if (task := self.policy.task_of.get(call.tool_call_id)) is not None:
+            title, shown_on = f"Sub-agent: {title}", task  # the parent's card, which the user sees
+        options = permission_options(APPROVAL_DECISIONS)
+        return PermissionRequest(shown_on, title, options, card.kind, card.diff, card.locations)
+
+
+def allows(answer: PermissionKind) -> bool:
+    return answer in ("allow_once", "allow_always")

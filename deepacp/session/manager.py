@@ -1,0 +1,150 @@
+"""SessionManager: the one owner of a process's sessions. It creates, opens (claims), lists,
+closes and deletes them, starts their MCP servers and watches their skills; the faces only
+translate between it and their wire protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from deepacp.errors import SessionNotFound, WrongWorkspace
+from deepacp.session.ephemeral import EphemeralRecords
+from deepacp.session.handler import SessionHandler
+from deepacp.session.mcp import McpServer
+from deepacp.session.modes import Mode
+from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
+from deepacp.session.store import Records, SessionRecord, SessionStore
+from deepacp.session.workspace import WorkspaceView, watched_skill_dirs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a session works, as the face was told: the root, more roots, the MCP servers
+    to connect, and how the files are seen (through the editor, as an overlay)."""
+
+    cwd: str
+    extra_roots: tuple[str, ...] = ()
+    mcp_servers: tuple[McpServer, ...] = ()
+    view: WorkspaceView | None = None
+
+
+class SessionManager:
+    def __init__(
+        self,
+        store: SessionStore,
+        model_factory: ModelFactory,
+        *,
+        planning: bool = True,
+        harness_ready: Ready = no_wait,
+    ) -> None:
+        self.store = store
+        self.model_factory = model_factory
+        self.planning = planning
+        self.harness_ready = harness_ready
+        self.sessions: dict[str, Session] = {}
+        self._watchers: dict[str, asyncio.Task] = {}
+
+    def records(self, cwd: str | None = None) -> list[SessionRecord]:
+        """The stored sessions (of the workspace `cwd`), most recently used first."""
+        return self.store.list(str(Path(cwd)) if cwd else None)
+
+    def record(self, session_id: str, cwd: str | None = None) -> SessionRecord:
+        """The stored session `session_id` (of the workspace `cwd`, when given)."""
+        record = self.store.get(session_id)
+        if record is None:
+            raise SessionNotFound(f"no session {session_id}")
+        if cwd is not None and Path(cwd).resolve() != Path(record.cwd).resolve():
+            raise WrongWorkspace(f"session {session_id} belongs to {record.cwd}, not {cwd}")
+        return record
+
+    def new_record(self, cwd: str, mode: Mode, model: str) -> SessionRecord:
+        """A new stored session, to `open`."""
+        return self.store.create(cwd, mode, model)
+
+    def open(self, record: SessionRecord, workspace: Workspace, handler: SessionHandler) -> Session:
+        """The session of `record`, claimed for this process (`SessionInUse` if another
+        process has it). Opening an open session returns it as it is."""
+        if (session := self.sessions.get(record.id)) is not None:
+            return session
+        self.store.claim(record.id)
+        session = self._session(record, self.store, workspace, handler)
+        self.sessions[record.id] = session
+        self._watchers[record.id] = asyncio.create_task(self._watch_skills(session))
+        return session
+
+    def get(self, session_id: str) -> Session | None:
+        return self.sessions.get(session_id)
+
+    @contextlib.asynccontextmanager
+    async def ephemeral(
+        self, workspace: Workspace, mode: Mode, model: str, handler: SessionHandler
+    ) -> AsyncIterator[Session]:
+        """A session that is never stored or listed and leaves nothing behind."""
+        records = EphemeralRecords(self.store.home)
+        session = self._session(
+            records.record(workspace.cwd, mode, model), records, workspace, handler
+        )
+        try:
+            yield session
+        finally:
+            await session.close()
+            records.discard()
+
+    def _session(
+        self, record: SessionRecord, records: Records, workspace: Workspace, handler: SessionHandler
+    ) -> Session:
+        return Session(
+            record,
+            records,
+            handler,
+            self.model_factory,
+            planning=self.planning,
+            view=workspace.view,
+            extra_roots=workspace.extra_roots,
+            mcp_servers=workspace.mcp_servers,
+            harness_ready=self.harness_ready,
+        )
+
+    async def _watch_skills(self, session: Session) -> None:
+        """Announce the slash commands again when a skill folder changes on disk."""
+        folders = watched_skill_dirs(session.record.cwd, self.store.home)
+        if not folders:
+            return
+        import watchfiles
+
+        async for _ in watchfiles.awatch(*folders, debounce=300):
+            try:
+                await session.refresh_commands()
+            except Exception:
+                log.exception("could not refresh the commands of session %s", session.id)
+
+    async def close(self, session_id: str) -> bool:
+        """Close an open session (its turn, MCP servers, watcher); False if it was not open."""
+        watcher = self._watchers.pop(session_id, None)
+        if watcher is not None:
+            watcher.cancel()
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session.close()
+        self.store.release(session_id)
+        return session is not None
+
+    async def delete(self, session_id: str) -> None:
+        """Delete a session and its history; one that does not exist is no error."""
+        record = self.store.get(session_id)
+        if record is None:
+            return
+        await self.close(session_id)
+        await self.store.delete(record)
+
+    async def shutdown(self) -> None:
+        for session_id in list(self.sessions):
+            with contextlib.suppress(Exception):
+                await self.close(session_id)
+        await self.store.close()

@@ -1,0 +1,149 @@
+"""One turn of a session: stream the graph, show what happens, answer its interrupts and
+resume, until the model stops; and, when a turn stops early, the repair that keeps the
+thread valid for the next one."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.errors import GraphRecursionError
+from langgraph.types import Command
+
+from deepacp.backends.protocol import Backend
+from deepacp.errors import DeepacpError, TurnError
+from deepacp.events import MessageChunk, Question, StopReason, ToolFinished, ToolStarted
+from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
+from deepacp.secrets import redact
+from deepacp.session import cards, projection
+from deepacp.session.ask import ASKED_IN_CHAT
+from deepacp.session.control import AskInChat, TurnCancelled
+from deepacp.session.handler import SessionHandler
+from deepacp.session.interrupts import InterruptResolver
+from deepacp.session.redaction import LiveRedactor
+
+log = logging.getLogger(__name__)
+
+STREAM_MODES = ["messages", "updates", "custom", "tools"]
+CANCELLED = "Cancelled by the user before it finished."
+FAILED_RUN = "The run stopped with an error before this tool call finished."
+
+
+def question_text(question: Question) -> str:
+    """A question the face cannot ask, as the agent's closing message."""
+    if not question.choices:
+        return question.question
+    options = "\n".join(f"- {choice}" for choice in question.choices)
+    return f"{question.question}\n{options}"
+
+
+class Turn:
+    """Drives `graph` on the thread in `config` for one user message."""
+
+    def __init__(
+        self,
+        graph: Any,
+        config: dict[str, Any],
+        backend: Backend,
+        handler: SessionHandler,
+        resolver: InterruptResolver,
+        window: int | None,
+    ) -> None:
+        self.graph = graph
+        self.config = config
+        self.backend = backend
+        self.handler = handler
+        self.resolver = resolver
+        self.live = projection.LiveProjection(backend, window)
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        """Input and output tokens over the turn's model calls."""
+        return dict(self.live.tokens)
+
+    async def run(self, content: str | list[dict]) -> StopReason:
+        """Why the turn stopped. A turn stopped early is settled first: cancelled
+        (`TurnCancelled`), ended on a question for the chat, or failed (`TurnError`; our own
+        errors as themselves)."""
+        try:
+            return await self._stream(content)
+        except (asyncio.CancelledError, TurnCancelled):
+            await asyncio.shield(self.settle(CANCELLED))
+            raise TurnCancelled from None
+        except AskInChat as asked:
+            await self.settle(CANCELLED, answers={asked.question.tool_call_id: ASKED_IN_CHAT})
+            await self.handler.emit(MessageChunk(question_text(asked.question)))
+            return "end_turn"
+        except GraphRecursionError:
+            await self.settle(FAILED_RUN)
+            return "max_turn_requests"
+        except DeepacpError:
+            await self.settle(FAILED_RUN)
+            raise
+        except Exception as exc:
+            await self.settle(FAILED_RUN)
+            log.exception("turn failed on thread %s", self.config)
+            raise TurnError(redact(f"the turn failed: {type(exc).__name__}: {exc}")) from exc
+
+    async def _stream(self, content: str | list[dict]) -> StopReason:
+        live = self.live
+        payload: Any = {"messages": [HumanMessage(content=content)]}
+        redactor = LiveRedactor()  # the one place live events leave for the faces
+        while True:
+            async for namespace, mode, data in self.graph.astream(
+                payload, self.config, stream_mode=STREAM_MODES, subgraphs=True
+            ):
+                for event in live.feed(namespace, mode, data):
+                    if isinstance(event, ToolStarted):  # the card shows what an edit proposes
+                        event = await cards.with_proposed_diff(event, self.backend)
+                        live.started[event.tool_call_id] = event
+                    for shown in redactor.feed(event):
+                        await self.handler.emit(shown)
+            for shown in redactor.flush():
+                await self.handler.emit(shown)
+            if not live.interrupts:
+                return projection.stop_reason(live.last_ai)
+            interrupts, live.interrupts = live.interrupts, []
+            payload = Command(resume=await self.resolver.resolve(interrupts, live.started))
+
+    async def settle(self, reason: str, answers: dict[str, str] | None = None) -> None:
+        """After a cancel or failure: record finished results, answer unfinished calls
+        (with `answers` where given, else `reason`), and close every card still open."""
+        repaired: list[ToolMessage] = []
+        try:
+            state = await self.graph.aget_state(self.config)
+            finished = {
+                m.tool_call_id: m
+                for task in state.tasks
+                if task.result
+                for m in projection.messages_of(task.result)
+                if isinstance(m, ToolMessage)
+            }
+            repaired = list(finished.values())
+            for call in dangling_tool_calls(state.values.get("messages", [])):
+                if call["id"] in finished:
+                    continue
+                if call["id"] in (answers or {}):
+                    answer = (answers or {})[call["id"]]
+                    repaired.append(ToolMessage(answer, tool_call_id=call["id"], name=call["name"]))
+                else:
+                    repaired.append(answer_for(call, reason))
+            if repaired:
+                await self.graph.aupdate_state(self.config, {"messages": repaired}, as_node="tools")
+        except Exception:
+            log.exception("could not repair thread %s after an interrupted turn", self.config)
+        live = self.live
+        by_id = {m.tool_call_id: m for m in repaired}
+        for call_id in sorted(live.announced.keys() - live.finished):
+            live.finished.add(call_id)
+            message = by_id.get(call_id)
+            event = (
+                cards.tool_finished(message, live.announced[call_id])
+                if message is not None
+                else ToolFinished(call_id, "failed", reason)
+            )
+            with contextlib.suppress(Exception):
+                await self.handler.emit(event)
