@@ -9,6 +9,20 @@ from urllib.parse import unquote, urlparse
 
 from acp import schema as S
 from acp.exceptions import RequestError
+from acp.helpers import (
+    plan_entry,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    tool_terminal_ref,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_available_commands,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
 
 from deepacp.events import (
     Command,
@@ -40,10 +54,6 @@ PERMISSION_LABELS: dict[PermissionKind, str] = {
 }
 
 
-def _text(text: str) -> S.TextContentBlock:
-    return S.TextContentBlock(type="text", text=text)
-
-
 def _locations(
     event: ToolStarted | ToolFinished | PermissionRequest,
 ) -> list[S.ToolCallLocation] | None:
@@ -55,35 +65,24 @@ def _diff_content(diff: FileDiff | None) -> list[Any]:
     required)."""
     if diff is None or (diff.old_text is None and diff.new_text is None):
         return []
-    return [
-        S.FileEditToolCallContent(
-            type="diff", path=diff.path, old_text=diff.old_text, new_text=diff.new_text or ""
-        )
-    ]
+    return [tool_diff_content(diff.path, diff.new_text or "", diff.old_text)]
 
 
 def terminal_update(tool_call_id: str, terminal_id: str) -> S.ToolCallProgress:
     """The card shows the editor's terminal, live."""
-    return S.ToolCallProgress(
-        session_update="tool_call_update",
-        tool_call_id=tool_call_id,
-        content=[S.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
-    )
+    return update_tool_call(tool_call_id, content=[tool_terminal_ref(terminal_id)])
 
 
 def commands_update(commands: Sequence[Command]) -> S.AvailableCommandsUpdate:
-    return S.AvailableCommandsUpdate(
-        session_update="available_commands_update",
-        available_commands=[
-            S.AvailableCommand(
-                name=c.name,
-                description=c.description,
-                input=S.AvailableCommandInput(root=S.UnstructuredCommandInput(hint=c.hint))
-                if c.hint
-                else None,
-            )
-            for c in commands
-        ],
+    return update_available_commands(
+        S.AvailableCommand(
+            name=c.name,
+            description=c.description,
+            input=S.AvailableCommandInput(root=S.UnstructuredCommandInput(hint=c.hint))
+            if c.hint
+            else None,
+        )
+        for c in commands
     )
 
 
@@ -97,27 +96,22 @@ def answer_schema(question: Question) -> S.ElicitationSchema:
 
 def tool_output_update(tool_call_id: str, text: str) -> S.ToolCallProgress:
     """A running tool's output so far (ACP replaces a card's content on each update)."""
-    return S.ToolCallProgress(
-        session_update="tool_call_update",
-        tool_call_id=tool_call_id,
-        content=[S.ContentToolCallContent(type="content", content=_text(text))],
-    )
+    return update_tool_call(tool_call_id, content=[tool_content(text_block(text))])
 
 
 def to_update(event: Event, terminal_id: str | None = None) -> Any:
     """The `session/update` payload for an event. A finished card that ran in an editor
     terminal (`terminal_id`) keeps showing it."""
     if isinstance(event, MessageChunk):
-        return S.AgentMessageChunk(session_update="agent_message_chunk", content=_text(event.text))
+        return update_agent_message_text(event.text)
     if isinstance(event, ThoughtChunk):
-        return S.AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(event.text))
+        return update_agent_thought_text(event.text)
     if isinstance(event, UserMessage):
-        return S.UserMessageChunk(session_update="user_message_chunk", content=_text(event.text))
+        return update_user_message_text(event.text)
     if isinstance(event, ToolStarted):
-        return S.ToolCallStart(
-            session_update="tool_call",
-            tool_call_id=event.tool_call_id,
-            title=event.title,
+        return start_tool_call(
+            event.tool_call_id,
+            event.title,
             kind=event.kind,
             status="pending",
             raw_input=event.args,
@@ -125,29 +119,24 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             locations=_locations(event),
         )
     if isinstance(event, ToolRunning):
-        return S.ToolCallProgress(
-            session_update="tool_call_update", tool_call_id=event.tool_call_id, status="in_progress"
-        )
+        return update_tool_call(event.tool_call_id, status="in_progress")
     if isinstance(event, ToolOutput):
         return tool_output_update(event.tool_call_id, event.text)
     if isinstance(event, ToolFinished):
         content: list[Any] = []
         if terminal_id is not None:
-            content.append(S.TerminalToolCallContent(type="terminal", terminal_id=terminal_id))
+            content.append(tool_terminal_ref(terminal_id))
         content += _diff_content(event.diff)
         if event.text:
-            content.append(S.ContentToolCallContent(type="content", content=_text(event.text)))
-        return S.ToolCallProgress(
-            session_update="tool_call_update",
-            tool_call_id=event.tool_call_id,
+            content.append(tool_content(text_block(event.text)))
+        return update_tool_call(
+            event.tool_call_id,
             status=event.status,
             content=content or None,
             locations=_locations(event),
         )
     if isinstance(event, Notice):
-        return S.AgentMessageChunk(
-            session_update="agent_message_chunk", content=_text(f"{event.text}\n")
-        )
+        return update_agent_message_text(f"{event.text}\n")
     if isinstance(event, UsageUpdated):
         return S.UsageUpdate(session_update="usage_update", used=event.used, size=event.size)
     if isinstance(event, TitleChanged):
@@ -155,12 +144,8 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             session_update="session_info_update", title=event.title, updated_at=now()
         )
     if isinstance(event, PlanUpdated):
-        return S.AgentPlanUpdate(
-            session_update="plan",
-            entries=[
-                S.PlanEntry(content=e.content, status=e.status, priority=e.priority)
-                for e in event.entries
-            ],
+        return update_plan(
+            plan_entry(e.content, status=e.status, priority=e.priority) for e in event.entries
         )
     raise TypeError(f"no ACP update for {type(event).__name__}")
 

@@ -100,3 +100,19 @@ def test_broken_script_is_one_readable_line(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "bad.json is not valid JSON" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_run_closes_its_session_and_leaves_it_to_resume(tmp_path: Path) -> None:
+    import sqlite3
+
+    home, workspace = tmp_path / "home", tmp_path / "w"
+    workspace.mkdir()
+    env = {"DEEPACP_HOME": str(home), "DEEPACP_MODEL": write_script(tmp_path, [{"content": "hi"}])}
+    result = run("run", "--cwd", str(workspace), "say hi", env=env)
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(home / "sessions.db") as db:
+        assert db.execute("SELECT cwd, title FROM sessions").fetchall() == [
+            (str(workspace), "say hi")
+        ]
+        assert db.execute("SELECT COUNT(*) FROM claims").fetchone() == (0,)  # released
+    assert list((home / "locks").glob("process-*.lock")) == []

@@ -67,7 +67,7 @@ async def converse(agent_factory, command: str, args: list[str], env: dict[str, 
         assert agent.client.text(session) == "Hello from deepacp."
 
 
-# -- ACP: Zed, JetBrains, VS Code's ACP extensions -------------------------------------------
+# ACP: Zed, JetBrains, VS Code's ACP extensions
 
 
 async def test_zed_settings_snippet_starts_a_working_agent(agent_factory) -> None:
@@ -100,7 +100,7 @@ async def test_vscode_acp_snippet_starts_a_working_agent(agent_factory) -> None:
     await converse(agent_factory, server["command"], server["args"], server["env"])
 
 
-# -- Neovim's ACP plugins: the snippets run in a real Neovim, the plugins stubbed ----------
+# Neovim's ACP plugins: the snippets run in a real Neovim, the plugins stubbed
 
 NVIM_CAPTURE = """
 local out = {}
@@ -161,7 +161,7 @@ async def test_codecompanion_snippet_starts_a_working_agent(agent_factory, tmp_p
     await converse(agent_factory, adapter["command"], adapter["args"], adapter["env"])
 
 
-# -- LSP: Helix, Emacs, VS Code ------------------------------------------------------------
+# LSP: Helix, Emacs, VS Code
 
 
 def test_helix_snippet_adds_deepacp_beside_each_language_server() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.harness.test_path_escape import DISK_ONLY, LEXICAL
+from tests.support.paths import DISK_ONLY, LEXICAL
 
 SECRET = "TOP-SECRET-CONTENT"
 

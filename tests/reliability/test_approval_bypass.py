@@ -25,7 +25,7 @@ from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.runtime import Session
 from deepacp.session.store import SessionStore
-from tests.reliability.conftest import FULL
+from tests.support.reliability import FULL
 
 MCP_SERVER = str(Path(__file__).parents[1] / "e2e" / "mcp_server.py")
 FILE_TOOLS = ("write_file", "edit_file", "delete")

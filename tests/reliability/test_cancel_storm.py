@@ -17,8 +17,8 @@ from pathlib import Path
 
 from acp import schema as S
 
-from tests.e2e.test_acp_cancel import assert_history_valid, pid_alive, wait_for
-from tests.reliability.conftest import size
+from tests.support.reliability import size
+from tests.support.waits import assert_history_valid, pid_alive, wait_for
 
 SEED = 2026
 PHASES = ("model stream", "tool running", "approval pending")

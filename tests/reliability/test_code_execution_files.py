@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.reliability.conftest import size
+from tests.support.reliability import size
 
 PLANTED = "[core]\n\tfsmonitor = touch pwned\n"
 

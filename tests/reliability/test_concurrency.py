@@ -14,7 +14,7 @@ import pytest
 from acp import RequestError
 from acp import schema as S
 
-from tests.reliability.conftest import size
+from tests.support.reliability import size
 
 TURNS = [
     {

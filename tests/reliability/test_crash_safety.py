@@ -25,9 +25,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 
 from deepacp.harness.state import DeepAgentState
-from tests.e2e.conftest import write_script
-from tests.e2e.test_acp_cancel import assert_history_valid
-from tests.reliability.conftest import size
+from tests.support.acp import write_script
+from tests.support.reliability import size
+from tests.support.waits import assert_history_valid
 
 SEED = 1405
 BIG_FILE = "src/big.py"  # edited in place, mode 0o750

@@ -13,8 +13,8 @@ import pytest
 from acp import RequestError
 from acp import schema as S
 
-from tests.e2e.conftest import DEEPACP
-from tests.reliability.conftest import size
+from tests.support.acp import DEEPACP
+from tests.support.reliability import size
 
 CANARY = "OTHER-PROJECT-CANARY"
 

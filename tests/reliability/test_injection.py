@@ -5,7 +5,7 @@ anyway, every action still waits for the user's approval; rejected, nothing happ
 
 from __future__ import annotations
 
-from tests.reliability.conftest import notes_server
+from tests.support.reliability import notes_server
 
 README = (
     "Build with make.\n\n"

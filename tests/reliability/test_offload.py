@@ -23,7 +23,7 @@ from deepacp import create_deep_agent
 from deepacp.backends import FilesystemBackend
 from deepacp.harness.names import LARGE_RESULTS_DIR
 from deepacp.testing import ScriptedChatModel
-from tests.reliability.conftest import notes_server, size
+from tests.support.reliability import notes_server, size
 
 SCRIPT = "#!/bin/sh\necho original\n"
 MEMORY = "Be brief.\n"

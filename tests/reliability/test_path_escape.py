@@ -27,7 +27,6 @@ from deepacp.backends import (
 )
 from deepacp.backends.overlay import OverlayBackend
 from deepacp.session.workspace import session_backend
-from tests.reliability.conftest import size
 from tests.reliability.corpus import (
     SECRET,
     corpus,
@@ -36,6 +35,7 @@ from tests.reliability.corpus import (
     lexical_corpus,
     snapshot,
 )
+from tests.support.reliability import size
 
 TOOLS = {
     "read_file": lambda p: {"file_path": p},

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from deepacp.acp.transport import MAX_FRAME_BYTES
-from tests.e2e.conftest import DEEPACP
-from tests.reliability.conftest import FULL, Tally, size
+from tests.support.acp import DEEPACP
+from tests.support.lsp import lsp_frame
+from tests.support.reliability import FULL, Tally, size
 
 SEED = int(os.environ.get("DEEPACP_FUZZ_SEED") or (random.randrange(2**32) if FULL else 2026))
 RESPONSE_TIMEOUT = 10.0
@@ -603,10 +604,6 @@ async def read_lsp(stdout: asyncio.StreamReader, replies: Replies) -> None:
         if not line:
             return
         replies.add(json.loads(await stdout.readexactly(length)))
-
-
-def lsp_frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def answer_problem(message: dict, expect: Expect) -> str | None:

@@ -16,10 +16,10 @@ import pytest
 from acp import RequestError
 from acp import schema as S
 
-from tests.e2e.conftest import DEEPACP
-from tests.e2e.test_acp_cancel import pid_alive, wait_for
-from tests.reliability.conftest import size
-from tests.reliability.test_protocol_fuzz import lsp_frame
+from tests.support.acp import DEEPACP
+from tests.support.lsp import lsp_frame
+from tests.support.reliability import size
+from tests.support.waits import pid_alive, wait_for
 
 HANGING_MCP = str(Path(__file__).with_name("hanging_mcp.py"))
 PID_COMMAND = "sleep 60 & echo $! > child.pid; echo $$ > shell.pid; sleep 60; echo done > ran"

@@ -18,7 +18,7 @@ from deepacp.backends import FilesystemBackend, StateBackend, state_scope
 from deepacp.backends.errors import BackendError
 from deepacp.backends.overlay import OverlayBackend
 from deepacp.backends.search import glob_matches
-from tests.reliability.conftest import size
+from tests.support.reliability import size
 
 ANSWER_WITHIN = 5.0  # seconds for session/list, session/new and cancel during a search
 REDOS_REGEX = ("(?=a)(a|aa)*b", "(a|aa)*b")

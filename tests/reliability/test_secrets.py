@@ -15,8 +15,8 @@ import pytest
 from acp import RequestError
 from acp import schema as S
 
-from tests.e2e.conftest import DEEPACP
-from tests.reliability.conftest import MCP_SERVER, notes_server
+from tests.support.acp import DEEPACP
+from tests.support.reliability import MCP_SERVER, notes_server
 
 ANTHROPIC = "sk-ant-canary-" + secrets.token_hex(16)
 GITHUB = "ghp_canary" + secrets.token_hex(12)

@@ -8,69 +8,9 @@ from pathlib import Path
 import pytest
 
 from deepacp.backends import LocalShellBackend, StateBackend
+from tests.support.paths import DISK_ONLY, LEXICAL
 
 SECRET = "TOP-SECRET-CONTENT"
-
-# Paths that must be refused on any backend (they are malformed or climb out lexically).
-LEXICAL = [
-    "..",
-    "../",
-    "../outside/secret.txt",
-    "../../etc/passwd",
-    "src/../../outside/secret.txt",
-    "./../outside/secret.txt",
-    "src/../../../",
-    "a/b/../../../outside",
-    "src/./../../outside/secret.txt",
-    "../" * 40 + "etc/passwd",
-    "src/app.py\x00.txt",
-    "\x00",
-    "../outside\x00/secret.txt",
-    "\uff0e\uff0e/outside/secret.txt",
-    "\u2024\u2024/outside/secret.txt",
-    "\u2025/outside/secret.txt",
-    "..\u2215outside\u2215secret.txt",
-    "..\u2044outside",
-    "..\uff0foutside\uff0fsecret.txt",
-    "src/\u200b../../outside",
-    "\u202e../outside/secret.txt",
-    "..\\outside\\secret.txt",
-    "src\\..\\..\\outside",
-    "C:\\Windows\\system32\\drivers\\etc\\hosts",
-    "\\\\server\\share\\secret.txt",
-    "~/.ssh/id_rsa",
-    "~root/.bashrc",
-    "src/\napp.py",
-    "src/app.py\r",
-    "src/\tapp.py",
-    "x" * 5000,
-    "a/" * 3000,
-    "../workspace/../outside/secret.txt",
-    "..%2f..%2f" + "\x00",
-]
-
-# Paths that are only hostile on disk: absolute paths elsewhere and symlinks out.
-DISK_ONLY = [
-    "{outside}/secret.txt",
-    "{outside}",
-    "/etc/passwd",
-    "/",
-    "/tmp",
-    "//etc/passwd",
-    "///etc//passwd",
-    "{workspace}/../outside/secret.txt",
-    "{workspace}_evil/secret.txt",
-    "{workspace}/src/../../outside/secret.txt",
-    "link_out/secret.txt",
-    "link_out",
-    "link_out/",
-    "link_secret",
-    "chain1/secret.txt",
-    "chain1",
-    "dangling",
-    "src/up/outside/secret.txt",
-    "src/up",
-]
 
 TOOLS = {
     "read_file": lambda p: {"file_path": p},

@@ -1,0 +1,34 @@
+"""Waiting on conditions, and checks on what a model was sent, for tests over real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+
+async def wait_for(predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.01)
+
+
+def assert_history_valid(request: dict) -> None:
+    """Every tool call the model is shown has its result right after it."""
+    messages = request["messages"]
+    for i, message in enumerate(messages):
+        for call in message.get("tool_calls", []):
+            answers = [m for m in messages[i + 1 :] if m.get("tool_call_id") == call["id"]]
+            assert len(answers) == 1, f"tool call {call['id']} has {len(answers)} results"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (ProcessLookupError, OSError):
+        return False
+    return state != "Z"

@@ -1,0 +1,172 @@
+"""The session manager: one owner of creating, claiming, listing, closing and deleting
+sessions; ephemeral sessions that leave nothing behind; cancel as a named outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from deepacp.errors import SessionInUse, SessionNotFound, WrongWorkspace
+from deepacp.events import CommandsChanged, Event, MessageChunk, ToolFinished
+from deepacp.models import resolve_model
+from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.store import SessionStore
+
+
+class Recorder:
+    """A face that records what it is told and answers questions from a list."""
+
+    def __init__(self, answers: list[str | None] | None = None) -> None:
+        self.events: list[Event] = []
+        self.answers = answers or []
+
+    async def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    async def ask_permission(self, request):
+        return "allow_once"
+
+    async def ask(self, question):
+        return self.answers.pop(0) if self.answers else None
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+def script(tmp_path: Path, turns: list[dict]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"turns": turns}))
+    return f"scripted:{path}"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    return folder
+
+
+async def test_sessions_are_claimed_listed_closed_and_deleted(tmp_path, workspace) -> None:
+    home = tmp_path / "home"
+    model = script(tmp_path, [{"content": "hello"}])
+    ours, theirs = (SessionManager(SessionStore(home), resolve_model) for _ in range(2))
+    try:
+        record = ours.new_record(str(workspace), "ask", model)
+        session = ours.open(record, Workspace(str(workspace)), Recorder())
+        assert ours.open(record, Workspace(str(workspace)), Recorder()) is session
+        assert [r.id for r in theirs.records(str(workspace))] == [record.id]
+        with pytest.raises(SessionInUse):  # another process (another store) cannot drive it
+            theirs.open(record, Workspace(str(workspace)), Recorder())
+        with pytest.raises(WrongWorkspace):
+            ours.record(record.id, str(tmp_path))
+        assert await session.prompt("hi") == "end_turn"
+
+        assert await ours.close(record.id) and not await ours.close(record.id)
+        reopened = theirs.open(theirs.record(record.id), Workspace(str(workspace)), Recorder())
+        assert [type(e).__name__ for e in await reopened.history()][:2] == [
+            "UserMessage",
+            "MessageChunk",
+        ]
+        await theirs.delete(record.id)
+        await theirs.delete(record.id)  # already gone: no error
+        assert theirs.records() == []
+        with pytest.raises(SessionNotFound):
+            theirs.record(record.id)
+    finally:
+        await ours.shutdown()
+        await theirs.shutdown()
+
+
+async def test_an_ephemeral_session_is_never_stored_or_listed(tmp_path, workspace) -> None:
+    home = tmp_path / "home"
+    write = {"id": "w", "name": "write_file", "args": {"file_path": "a.txt", "content": "x\n"}}
+    big = {"id": "big", "name": "execute", "args": {"command": "seq 1 30000"}}
+    model = script(tmp_path, [{"tool_calls": [write, big]}, {"content": "done"}])
+    manager = SessionManager(SessionStore(home), resolve_model)
+    face = Recorder()
+    try:
+        async with manager.ephemeral(Workspace(str(workspace)), "yolo", model, face) as session:
+            assert await session.prompt("write it") == "end_turn"
+            scratch = home / "scratch" / session.record.thread_id
+            assert any(scratch.rglob("*")), "the large result was offloaded to the scratch folder"
+        assert (workspace / "a.txt").read_text() == "x\n"
+        assert {e.status for e in face.of(ToolFinished)} == {"completed"}
+        assert manager.records() == []
+        assert not scratch.exists()
+        if (home / "sessions.db").exists():
+            with sqlite3.connect(home / "sessions.db") as db:
+                assert db.execute("SELECT COUNT(*) FROM sessions").fetchone() == (0,)
+    finally:
+        await manager.shutdown()
+
+
+async def test_commands_are_announced_once_and_again_when_skills_change(
+    tmp_path, workspace
+) -> None:
+    manager = SessionManager(SessionStore(tmp_path / "home"), resolve_model)
+    face = Recorder()
+    try:
+        record = manager.new_record(str(workspace), "ask", script(tmp_path, []))
+        session = manager.open(record, Workspace(str(workspace)), face)
+        await session.announce()
+        await session.refresh_commands()  # nothing changed: nothing sent
+        [first] = face.of(CommandsChanged)
+        assert "compact" in {c.name for c in first.commands}
+        skill = workspace / ".deepacp" / "skills" / "release-notes"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(
+            "---\nname: release-notes\ndescription: Write the release notes.\n---\nSteps.\n"
+        )
+        await session.refresh_commands()
+        assert "release-notes" in {c.name for c in face.of(CommandsChanged)[-1].commands}
+        assert len(face.of(CommandsChanged)) == 2
+    finally:
+        await manager.shutdown()
+
+
+async def test_cancel_and_a_dismissed_question_end_the_turn_as_cancelled(
+    tmp_path, workspace
+) -> None:
+    ask = {"id": "q", "name": "ask_user", "args": {"question": "Which one?"}}
+    turns = [{"content": "word " * 300, "delay_ms": 20}, {"tool_calls": [ask]}, {"content": "ok"}]
+    manager = SessionManager(SessionStore(tmp_path / "home"), resolve_model)
+    face = Recorder(answers=[None])  # the user dismisses the question
+    try:
+        record = manager.new_record(str(workspace), "ask", script(tmp_path, turns))
+        session = manager.open(record, Workspace(str(workspace)), face)
+        turn = asyncio.create_task(session.prompt("stream"))
+        while not face.of(MessageChunk):
+            await asyncio.sleep(0.01)
+        await session.cancel()
+        assert await turn == "cancelled"
+        assert await session.prompt("ask me") == "cancelled"
+        assert [e.text for e in face.of(ToolFinished) if e.tool_call_id == "q"] == [
+            "Cancelled by the user before it finished."
+        ]
+        assert await session.prompt("again") == "end_turn"  # the thread is still valid
+    finally:
+        await manager.shutdown()
+
+
+async def test_stopping_the_caller_is_not_mistaken_for_a_cancelled_turn(
+    tmp_path, workspace
+) -> None:
+    manager = SessionManager(SessionStore(tmp_path / "home"), resolve_model)
+    face = Recorder()
+    try:
+        turns = [{"content": "word " * 300, "delay_ms": 20}]
+        record = manager.new_record(str(workspace), "ask", script(tmp_path, turns))
+        session = manager.open(record, Workspace(str(workspace)), face)
+        caller = asyncio.create_task(session.prompt("stream"))
+        while not face.of(MessageChunk):
+            await asyncio.sleep(0.01)
+        caller.cancel()  # the server shutting down, say
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+        assert not session.running
+    finally:
+        await manager.shutdown()
