@@ -1,7 +1,7 @@
 """Hunks: a created file is one hunk that fills an empty document; each hunk gets the
 agent's reason for the edit that wrote it."""
 
-from deepacp.lsp.proposal import EditNote, attach_notes, locate, make_hunks, make_proposal
+from deepacp.lsp.proposal import EditNote, attach_notes, make_hunks, make_proposal
 
 
 def test_a_created_or_deleted_file_is_one_hunk_even_when_empty() -> None:
@@ -13,8 +13,8 @@ def test_a_created_or_deleted_file_is_one_hunk_even_when_empty() -> None:
 def test_a_created_file_applies_only_to_an_empty_document() -> None:
     change = make_proposal("p", {"u": ("/w/n.md", None, "x\n")}).files["u"]
     [hunk] = change.hunks
-    assert locate(change, hunk, []) == 0 and locate(change, hunk, ["\n"]) == 0
-    assert locate(change, hunk, ["typed\n"]) is None
+    assert change.locate(hunk, []) == 0 and change.locate(hunk, ["\n"]) == 0
+    assert change.locate(hunk, ["typed\n"]) is None
 
 
 def test_each_hunk_gets_the_reason_of_the_edit_that_wrote_it() -> None:

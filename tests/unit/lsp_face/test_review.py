@@ -4,7 +4,8 @@ from pathlib import Path
 
 from deepacp.lsp.edits import Left
 from deepacp.lsp.proposal import make_proposal
-from deepacp.lsp.review import accept_message, diagnostics, hover, outcome_message
+from deepacp.lsp.messages import accept_message, outcome_message
+from deepacp.lsp.review import diagnostics, hover
 
 OLD = "one\ntwo\nthree\nfour\n"
 NEW = "zero\none\ntwo\nTHREE\nfour\n"
