@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from deepacp.lsp.edits import Left
-from deepacp.lsp.proposal import make_proposal
 from deepacp.lsp.messages import accept_message, outcome_message
+from deepacp.lsp.proposal import make_proposal
 from deepacp.lsp.review import diagnostics, hover
 
 OLD = "one\ntwo\nthree\nfour\n"
