@@ -39,7 +39,7 @@ def a_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
     def visit(name: str, path: list[str]) -> list[str] | None:
         if name in path:
-            return path[path.index(name) :] + [name]
+            return [*path[path.index(name) :], name]
         if name in done:
             return None
         for imported in sorted(graph[name]):
