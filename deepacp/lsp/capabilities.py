@@ -12,14 +12,16 @@ Tier = Literal["diagnostics", "annotated", "lens"]
 
 @dataclass(frozen=True)
 class ClientSupport:
-    document_changes: bool
-    create_files: bool
-    delete_files: bool
-    annotations: bool
-    show_document: bool
-    show_message_request: bool
-    progress: bool
-    code_lens: bool
+    """What the client declared; `ClientSupport()` is a client that declared nothing."""
+
+    document_changes: bool = False
+    create_files: bool = False
+    delete_files: bool = False
+    annotations: bool = False
+    show_document: bool = False
+    show_message_request: bool = False
+    progress: bool = False
+    code_lens: bool = False
 
 
 def client_support(caps: T.ClientCapabilities) -> ClientSupport:

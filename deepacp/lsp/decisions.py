@@ -1,22 +1,19 @@
 """The user's decisions on a proposal: accept (a hunk, a file, all of it), reject, review
 in the editor, show the diff. The server never writes a project file: accepting asks the
-editor to apply the change to its buffers, and the user saves."""
+editor to apply the change to its buffers, and the user saves. The hunks' states are the
+proposal's (`Proposal.accept`, `Proposal.reject`); these commands are the glue."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from lsprotocol import types as T
 
-from deepacp.lsp import edits, review
+from deepacp.lsp import edits, messages, review
 from deepacp.lsp.edits import Left
 from deepacp.lsp.language_server import DeepacpLanguageServer
 from deepacp.lsp.proposal import Proposal
-
-
-def _mark(proposal: Proposal, uri: str, hunk_ids: list[str], state: str) -> None:
-    change = proposal.files.get(uri)
-    for hunk in change.hunks if change else []:
-        if hunk.id in hunk_ids and hunk.state == "pending":
-            hunk.state = state  # type: ignore[assignment]
 
 
 def _accepted(
@@ -24,10 +21,9 @@ def _accepted(
 ) -> dict:
     """Mark the hunks the editor applied; tell the user what it applied and what is left
     where."""
-    for uri, ids in covered.items():
-        _mark(proposal, uri, ids, "accepted")
+    proposal.accept(covered)
     ls.publish()
-    message = review.accept_message(proposal, sorted(covered), left, ls.display_name)
+    message = messages.accept_message(proposal, sorted(covered), left, ls.display_name)
     ls.notify_user(message, T.MessageType.Warning if left else T.MessageType.Info)
     return {
         "applied": bool(covered),
@@ -45,7 +41,7 @@ def _accepted(
 
 def accepted(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_ids: list[str]) -> None:
     if (proposal := ls.active((proposal_id,))) is not None:
-        _mark(proposal, uri, hunk_ids, "accepted")
+        proposal.accept({uri: hunk_ids})
         ls.publish()
 
 
@@ -56,8 +52,7 @@ def accepted_proposal(
     first, so what is left is found in the documents as they are now."""
     if (proposal := ls.active((proposal_id,))) is None:
         return {"applied": False, "reason": "no such proposal"}
-    for uri, ids in covered.items():
-        _mark(proposal, uri, ids, "accepted")
+    proposal.accept(covered)
     left = edits.outstanding(proposal, ls.documents_for(proposal), ls.support)
     return _accepted(ls, proposal, covered, left)
 
@@ -73,29 +68,17 @@ async def accept_file(ls: DeepacpLanguageServer, proposal_id: str, uri: str) -> 
 async def _accept_in_file(
     ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_ids: set[str] | None
 ) -> dict:
-    if (proposal := ls.active((proposal_id,))) is None or (
-        change := proposal.files.get(uri)
-    ) is None:
+    proposal = ls.active((proposal_id,))
+    if proposal is None or (change := proposal.files.get(uri)) is None:
         return {"applied": False, "reason": "no such proposal"}
-    text, version = ls.documents_for(proposal)[uri]
-    part = edits.file_edit(change, text, version, ls.support, hunk_ids)
-    edit = edits.workspace_edit([part], ls.support)
-    if edit is None:
-        if any(x.reason == "delete" for x in part.left):
-            ls.notify_user(
-                f"deepacp: this editor cannot delete files for deepacp; delete "
-                f"{ls.display_name(change.path)} yourself, or reject the change",
-                T.MessageType.Warning,
-            )
-            return {"applied": False, "reason": "cannot delete"}
-        ls.notify_user(
-            "deepacp: the text under that change was edited since; refused (stale)",
-            T.MessageType.Warning,
-        )
-        return {"applied": False, "reason": "stale"}
+    part = edits.file_edit(change, *ls.current(change), ls.support, hunk_ids)
+    if (edit := edits.workspace_edit([part], ls.support)) is None:
+        message = messages.refusal_message(part.refusal, ls.display_name(change.path))
+        ls.notify_user(message, T.MessageType.Warning)
+        return {"applied": False, "reason": part.refusal}
     if not await ls.apply_edit(edit, "deepacp: accept"):
         return {"applied": False, "reason": "refused by the editor"}
-    _mark(proposal, uri, list(part.covered), "accepted")
+    proposal.accept({uri: part.covered})
     ls.publish()
     return {"applied": True, "hunks": list(part.covered)}
 
@@ -116,7 +99,7 @@ async def accept_proposal(ls: DeepacpLanguageServer, *proposal_id: str) -> dict:
 
 def reject_hunk(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_id: str) -> None:
     if (proposal := ls.active((proposal_id,))) is not None:
-        _mark(proposal, uri, [hunk_id], "rejected")
+        proposal.reject({uri: [hunk_id]})
         ls.publish()
 
 
@@ -124,12 +107,9 @@ def reject_proposal(ls: DeepacpLanguageServer, *proposal_id: str) -> dict:
     """Reject everything still pending (in the active proposal when none is named)."""
     if (proposal := ls.active(proposal_id)) is None:
         return {"rejected": 0}
-    count = 0
-    for uri, change in proposal.files.items():
-        count += len(change.pending)
-        _mark(proposal, uri, [h.id for h in change.hunks], "rejected")
+    rejected = proposal.reject_all()
     ls.publish()
-    return {"rejected": count}
+    return {"rejected": rejected}
 
 
 async def review_in_editor(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
@@ -139,10 +119,9 @@ async def review_in_editor(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
     edit, covered = review.annotated_edit(proposal, ls.documents_for(proposal), ls.support)
     if edit is None:
         return {"applied": False}
-    applied = await ls.apply_edit(edit, f"deepacp: {review.summary(proposal)}")
+    applied = await ls.apply_edit(edit, f"deepacp: {proposal.summary}")
     if applied:
-        for uri, ids in covered.items():
-            _mark(proposal, uri, ids, "accepted")
+        proposal.accept(covered)
         ls.publish()
     return {"applied": applied}
 
@@ -163,7 +142,7 @@ async def show_diff(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
         for c in proposal.files.values()
     )
     path.write_text(text, encoding="utf-8")
-    if ls.support and ls.support.show_document:
+    if ls.support.show_document:
         shown = await ls.window_show_document_async(
             T.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
         )
@@ -175,7 +154,7 @@ async def show_diff(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
 
 def register(server: DeepacpLanguageServer) -> None:
     """Make these the server's commands."""
-    commands = {
+    commands: dict[str, Callable[..., Any]] = {
         review.ACCEPTED: accepted,
         review.ACCEPTED_PROPOSAL: accepted_proposal,
         review.ACCEPT_HUNK: accept_hunk,

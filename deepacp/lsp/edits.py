@@ -16,13 +16,14 @@ from typing import Literal
 from lsprotocol import types as T
 
 from deepacp.lsp.capabilities import ClientSupport
-from deepacp.lsp.proposal import FileChange, Hunk, Proposal, locate
+from deepacp.lsp.proposal import FileChange, Hunk, Proposal, split_lines
 
 Documents = dict[str, tuple[str | None, int | None]]
 """uri -> (the file's text now, its editor version); None text: the file does not exist."""
 
 LeftReason = Literal["pending", "stale", "delete"]
 Operation = Literal["edit", "create", "delete"]
+Refusal = Literal["stale", "cannot delete"]
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,11 @@ class FileEdit:
     def empty(self) -> bool:
         return not self.edits and self.operation != "delete"
 
-
-def lines_of(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
+    @property
+    def refusal(self) -> Refusal:
+        """Why an empty edit applies nothing: a deletion the client cannot do, or the text
+        under the change is not what it was."""
+        return "cannot delete" if any(x.reason == "delete" for x in self.left) else "stale"
 
 
 def hunk_range(at: int, hunk: Hunk) -> T.Range:
@@ -71,9 +74,9 @@ def hunk_range(at: int, hunk: Hunk) -> T.Range:
 def whole_range(text: str | None) -> T.Range:
     """All of a document; None: one the editor has not opened yet, which it opens as one
     empty line when the file does not exist (a range past the end is clamped)."""
-    end = 1 if text is None else len(lines_of(text))
+    end = 1 if text is None else len(split_lines(text))
     if text and not text.endswith(("\n", "\r")):
-        last = lines_of(text)[-1]
+        last = split_lines(text)[-1]
         return T.Range(T.Position(0, 0), T.Position(end - 1, len(last.encode("utf-16-le")) // 2))
     return T.Range(T.Position(0, 0), T.Position(end, 0))
 
@@ -104,11 +107,12 @@ def file_edit(
         out.edits = [T.TextEdit(where, change.new_text or "")]
         out.covered = {h.id: 0 for h in chosen}
         return out
-    lines = lines_of(current or "")
-    for hunk in chosen:
-        at = locate(change, hunk, lines)
-        if at is None:
-            out.left.append(Left(change.uri, min(hunk.start, max(0, len(lines) - 1)), "stale"))
+    for place in change.placed(current):
+        hunk, at = place.hunk, place.line
+        if hunk_ids is not None and hunk.id not in hunk_ids:
+            continue
+        if place.stale:
+            out.left.append(Left(change.uri, at, "stale"))
             continue
         where = whole_range(current) if change.created else hunk_range(at, hunk)
         out.edits.append(T.TextEdit(where, "".join(hunk.new_lines)))

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import attrs
 from lsprotocol import types as T
 from pygls import uris
 from pygls.exceptions import JsonRpcException
@@ -20,16 +19,8 @@ from deepacp._version import __version__
 from deepacp.lsp import edits, review
 from deepacp.lsp.capabilities import ClientSupport, Tier
 from deepacp.lsp.lint import lint
-from deepacp.lsp.proposal import Proposal
-
-
-@attrs.define
-class LspOptions:
-    """initializationOptions. Unknown keys are reported, not silently dropped."""
-
-    model: str | None = None
-    shell: Literal["ask", "allow", "deny"] = "ask"
-    review: Literal["auto", "diagnostics", "annotated", "lens"] = "auto"
+from deepacp.lsp.options import LspOptions
+from deepacp.lsp.proposal import FileChange, Proposal
 
 
 class DeepacpProtocol(LanguageServerProtocol):
@@ -41,7 +32,11 @@ class DeepacpProtocol(LanguageServerProtocol):
             return super().structure_message(data)
         except JsonRpcException as error:
             request_id = data.get("id")
-            if "method" in data and type(request_id) in (int, str):
+            if (
+                "method" in data
+                and isinstance(request_id, int | str)
+                and not isinstance(request_id, bool)  # JSON true is no request id
+            ):
                 self._send_response(request_id, None, error.to_response_error())
             raise
 
@@ -50,14 +45,14 @@ class DeepacpLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("deepacp", __version__, protocol_cls=DeepacpProtocol)
         self.options = LspOptions()
-        self.support: ClientSupport | None = None
+        self.support = ClientSupport()
+        """What the client declared at initialize."""
         self.tiers: set[Tier] = {"diagnostics"}
         self.roots: list[Path] = []
         """The workspace folders; a file outside all of them is refused."""
         self.proposal: Proposal | None = None
-        self.last_uri: str | None = (
-            None  # the document the user last opened, changed or asked about
-        )
+        self.last_uri: str | None = None
+        """The document the user last opened, changed or asked about."""
         self.runs: dict[str, asyncio.Task] = {}
         self._run_ids = itertools.count(1)
         self._published: set[str] = set()
@@ -82,16 +77,17 @@ class DeepacpLanguageServer(LanguageServer):
                 return resolved.relative_to(root.resolve()).as_posix()
         return path
 
+    def current(self, change: FileChange) -> tuple[str | None, int | None]:
+        """A proposed file as it is now and its editor version: the editor's text where it
+        is open, else the disk's (None: the file does not exist)."""
+        document = self.document(change.uri)
+        if document is not None:
+            return document.source, document.version
+        path = Path(change.path)
+        return (path.read_text(encoding="utf-8") if path.is_file() else None), None
+
     def documents_for(self, proposal: Proposal) -> edits.Documents:
-        out: edits.Documents = {}
-        for uri, change in proposal.files.items():
-            document = self.document(uri)
-            if document is not None:
-                out[uri] = (document.source, document.version)
-            else:
-                path = Path(change.path)
-                out[uri] = (path.read_text(encoding="utf-8") if path.is_file() else None, None)
-        return out
+        return {uri: self.current(change) for uri, change in proposal.files.items()}
 
     def publish(self) -> None:
         """Diagnostics for every file of the active proposal; clear the ones that are done."""

@@ -4,18 +4,24 @@ Hunks are computed against the text the agent started from (the editor's buffer,
 changes included). To apply one later, its old lines are looked for in the document as it
 is *now*: at the expected place (shifted by hunks already accepted above it) or nearby. A
 hunk whose old lines are gone — the user changed the text under it — is stale and is
-refused, never applied blindly. A created file is one hunk that fills an empty document.
+refused, never applied blindly. A pure insertion is anchored on the line before it. A
+created file is one hunk that fills an empty document.
+
+A hunk is pending until the user accepts or rejects it, and a decision is final: accepting
+a hunk already rejected (a stale code action, a late bookkeeping command) changes nothing.
 """
 
 from __future__ import annotations
 
 import difflib
 import itertools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 SEARCH_WINDOW = 200
-HunkState = Literal["pending", "accepted", "rejected"]
+Decision = Literal["accepted", "rejected"]
+HunkState = Literal["pending", Decision]
 EMPTY_DOCUMENTS = ("", "\n", "\r\n")
 """What an editor holds for a file that does not exist yet (Neovim and Helix: one empty line)."""
 
@@ -47,6 +53,23 @@ class Hunk:
                 return line.strip()
         return ""
 
+    def decide(self, decision: Decision) -> bool:
+        """Accept or reject this hunk if it is still pending; whether it was."""
+        if self.state != "pending":
+            return False
+        self.state = decision
+        return True
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A pending hunk and where it is in the document now."""
+
+    hunk: Hunk
+    line: int
+    """Where its old lines are; for a stale hunk, where they were (within the document)."""
+    stale: bool
+
 
 @dataclass
 class FileChange:
@@ -71,6 +94,58 @@ class FileChange:
     def deleted(self) -> bool:
         return self.new_text is None
 
+    def decide(self, decision: Decision, hunk_ids: Iterable[str] | None = None) -> list[str]:
+        """Decide the named pending hunks (all of them when `hunk_ids` is None); the ids
+        of those decided now."""
+        chosen = None if hunk_ids is None else set(hunk_ids)
+        return [
+            h.id for h in self.hunks if (chosen is None or h.id in chosen) and h.decide(decision)
+        ]
+
+    def locate(self, hunk: Hunk, current: list[str]) -> int | None:
+        """Where `hunk`'s old lines are in the current document, or None (stale)."""
+        if self.created:  # it fills an empty document, and nothing else
+            return 0 if "".join(current) in EMPTY_DOCUMENTS else None
+        expected = hunk.start + sum(
+            h.delta for h in self.hunks if h.state == "accepted" and h.start < hunk.start
+        )
+        size = len(hunk.old_lines)
+
+        def matches(at: int) -> bool:
+            return 0 <= at <= len(current) - size and current[at : at + size] == hunk.old_lines
+
+        if not hunk.old_lines:
+            anchor = self._anchor(hunk)
+            if anchor is None:  # an insertion at the top of the file
+                return expected if 0 <= expected <= len(current) else None
+            for distance in range(SEARCH_WINDOW):
+                for at in (expected - 1 - distance, expected - 1 + distance):
+                    if 0 <= at < len(current) and current[at] == anchor:
+                        return at + 1
+            return None
+        for distance in range(SEARCH_WINDOW):
+            for at in (expected - distance, expected + distance):
+                if matches(at):
+                    return at
+        return None
+
+    def placed(self, current: str | None) -> list[Placed]:
+        """The pending hunks, each where it is in `current` (the document now) or stale."""
+        lines = split_lines(current)
+        out = []
+        for hunk in self.pending:
+            at = self.locate(hunk, lines)
+            if at is None:
+                out.append(Placed(hunk, min(hunk.start, max(0, len(lines) - 1)), stale=True))
+            else:
+                out.append(Placed(hunk, at, stale=False))
+        return out
+
+    def _anchor(self, hunk: Hunk) -> str | None:
+        """The original line just before a pure insertion; None at the top of the file."""
+        original = split_lines(self.old_text)
+        return original[hunk.start - 1] if 0 < hunk.start <= len(original) else None
+
 
 @dataclass
 class Proposal:
@@ -84,6 +159,33 @@ class Proposal:
     @property
     def pending(self) -> bool:
         return any(f.pending for f in self.files.values())
+
+    @property
+    def hunk_count(self) -> int:
+        return sum(len(f.hunks) for f in self.files.values())
+
+    @property
+    def summary(self) -> str:
+        """The first line of what the agent said it did."""
+        first = self.rationale.strip().splitlines()
+        return first[0][:200] if first else "a change proposed by deepacp"
+
+    def accept(self, hunks: Mapping[str, Iterable[str]]) -> int:
+        """Accept pending hunks by file (uri -> hunk ids); how many were accepted now."""
+        return self._decide("accepted", hunks)
+
+    def reject(self, hunks: Mapping[str, Iterable[str] | None]) -> int:
+        """Reject pending hunks by file (uri -> hunk ids, None: all of that file's); how
+        many were rejected now."""
+        return self._decide("rejected", hunks)
+
+    def reject_all(self) -> int:
+        """Reject everything still pending; how many hunks that was."""
+        return self.reject(dict.fromkeys(self.files))
+
+    def _decide(self, decision: Decision, hunks: Mapping[str, Iterable[str] | None]) -> int:
+        changes = [(self.files[uri], ids) for uri, ids in hunks.items() if uri in self.files]
+        return sum(len(change.decide(decision, ids)) for change, ids in changes)
 
 
 @dataclass(frozen=True)
@@ -146,37 +248,3 @@ def attach_notes(proposal: Proposal, notes: list[EditNote]) -> None:
                 ):
                     hunk.note = note.reason
                     break
-
-
-def locate(change: FileChange, hunk: Hunk, current: list[str]) -> int | None:
-    """Where `hunk`'s old lines are in the current document, or None (stale)."""
-    if change.created:  # it fills an empty document, and nothing else
-        return 0 if "".join(current) in EMPTY_DOCUMENTS else None
-    expected = hunk.start + sum(
-        h.delta for h in change.hunks if h.state == "accepted" and h.start < hunk.start
-    )
-    size = len(hunk.old_lines)
-
-    def matches(at: int) -> bool:
-        return 0 <= at <= len(current) - size and current[at : at + size] == hunk.old_lines
-
-    if not hunk.old_lines:
-        # A pure insertion: anchor on the line before it (or the start of the file).
-        anchor = change_anchor(change, hunk)
-        if anchor is None:
-            return expected if 0 <= expected <= len(current) else None
-        for distance in range(SEARCH_WINDOW):
-            for at in (expected - 1 - distance, expected - 1 + distance):
-                if 0 <= at < len(current) and current[at] == anchor:
-                    return at + 1
-        return None
-    for distance in range(SEARCH_WINDOW):
-        for at in (expected - distance, expected + distance):
-            if matches(at):
-                return at
-    return None
-
-
-def change_anchor(change: FileChange, hunk: Hunk) -> str | None:
-    original = split_lines(change.old_text)
-    return original[hunk.start - 1] if 0 < hunk.start <= len(original) else None

@@ -1,13 +1,18 @@
-"""Running one edit request: the session runtime over an overlay, then a proposal."""
+"""Running one edit request: the session runtime over an overlay, then a proposal.
+
+The language server passes itself as the run's `EditorHost`, so this module does not
+import the server.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lsprotocol import types as T
+from pygls.progress import Progress
 
 from deepacp.backends.overlay import OverlayBackend
 from deepacp.config import deepacp_home
@@ -22,12 +27,11 @@ from deepacp.events import (
     ToolStarted,
 )
 from deepacp.harness.names import EDIT_FILE, WRITE_FILE
-from deepacp.lsp.proposal import EditNote, attach_notes, make_proposal
-from deepacp.lsp.review import outcome_message
-
-if TYPE_CHECKING:
-    from deepacp.lsp.arguments import EditArgs
-    from deepacp.lsp.language_server import DeepacpLanguageServer
+from deepacp.lsp.arguments import EditArgs
+from deepacp.lsp.capabilities import ClientSupport
+from deepacp.lsp.messages import outcome_message
+from deepacp.lsp.options import LspOptions
+from deepacp.lsp.proposal import EditNote, Proposal, attach_notes, make_proposal
 
 _proposal_ids = itertools.count(1)
 SHELL_CHOICES: dict[str, PermissionKind] = {
@@ -45,11 +49,38 @@ short line what it does (the user sees that line beside the change). When you ar
 in one or two sentences what you changed and why."""
 
 
+class EditorHost(Protocol):
+    """What a run needs from the language server: its options and what the client
+    supports, the editor's open documents, progress, message requests, and the active
+    proposal with the user told about it."""
+
+    options: LspOptions
+    support: ClientSupport
+    proposal: Proposal | None
+
+    @property
+    def work_done_progress(self) -> Progress: ...
+
+    def open_text(self, path: Path) -> str | None: ...
+
+    def display_name(self, path: str) -> str: ...
+
+    def publish(self) -> None: ...
+
+    def notify_user(self, message: str, kind: T.MessageType = ...) -> None: ...
+
+    def window_log_message(self, params: T.LogMessageParams) -> None: ...
+
+    async def window_show_message_request_async(
+        self, params: T.ShowMessageRequestParams
+    ) -> T.MessageActionItem | None: ...
+
+
 class LspHandler:
     """A session's events as progress and notes on its edits; its questions as message
     requests."""
 
-    def __init__(self, ls: DeepacpLanguageServer, token: str | None) -> None:
+    def __init__(self, ls: EditorHost, token: str | None) -> None:
         self.ls = ls
         self.token = token
         self.answer: list[str] = []
@@ -88,8 +119,7 @@ class LspHandler:
             )
 
     async def _choose(self, message: str, choices: list[str]) -> str | None:
-        support = self.ls.support
-        if support is None or not support.show_message_request:
+        if not self.ls.support.show_message_request:
             return None
         params = T.ShowMessageRequestParams(
             type=T.MessageType.Warning,
@@ -125,9 +155,7 @@ def _selection(args: EditArgs, text: str | None) -> str:
     return f", lines {start + 1}-{end + 1}:\n```\n{chosen}```"
 
 
-async def run_edit(
-    ls: DeepacpLanguageServer, run_id: str, args: EditArgs, target: Path, root: Path
-) -> dict:
+async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, root: Path) -> dict:
     """Run the agent on `target` (in the workspace `root`) and make its edits the active
     proposal. Cancelled, it keeps the edits made so far as a partial proposal."""
     from deepacp.models import check_provider, configured_spec, resolve_model
@@ -161,7 +189,7 @@ async def run_edit(
             stop = await session.prompt(prompt)
     except asyncio.CancelledError:
         stop = "cancelled"
-        asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        asyncio.current_task().uncancel()  # type: ignore[union-attr]  # always in a task
     finally:
         if token is not None:
             ended = "failed" if stop is None else stop if stop == "cancelled" else "done"
@@ -192,7 +220,7 @@ async def run_edit(
     }
 
 
-async def _begin_progress(ls: DeepacpLanguageServer, token: str, instruction: str) -> None:
+async def _begin_progress(ls: EditorHost, token: str, instruction: str) -> None:
     """Progress the user can cancel (which cancels this run)."""
     await ls.work_done_progress.create_async(token)
     begin = T.WorkDoneProgressBegin(title="deepacp", message=instruction, cancellable=True)

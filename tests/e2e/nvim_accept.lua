@@ -132,7 +132,11 @@ function scenarios.review()
     return #hints(calc) == 2
   end)
   report.hints = hints(calc)
-  report.util_hints = #hints(vim.uri_to_bufnr(vim.uri_from_fname(root .. "/util.py")))
+  local util = vim.uri_to_bufnr(vim.uri_from_fname(root .. "/util.py"))
+  wait("hints in util.py, which is not open", function()
+    return #hints(util) > 0
+  end)
+  report.util_hints = #hints(util)
   local hovered = vim.lsp.buf_request_sync(calc, "textDocument/hover", {
     textDocument = { uri = vim.uri_from_bufnr(calc) },
     position = { line = 1, character = 4 },

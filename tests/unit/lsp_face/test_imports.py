@@ -1,0 +1,80 @@
+"""The import graph of `deepacp/lsp/`: no cycle among its modules, counting every import
+(lazy ones inside functions and TYPE_CHECKING ones too), and the runner does not reach
+back into the server that starts it."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import deepacp.lsp
+
+PACKAGE = Path(deepacp.lsp.__file__).parent
+SERVER_SIDE = {"deepacp.lsp.server", "deepacp.lsp.language_server", "deepacp.lsp.decisions"}
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every deepacp module `path` imports, wherever in the file the import is."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            # `from deepacp.lsp import edits` imports the module deepacp.lsp.edits
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return {name for name in found if name.startswith("deepacp.")}
+
+
+def lsp_graph() -> dict[str, set[str]]:
+    modules = {f"deepacp.lsp.{p.stem}": p for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    return {name: imports_of(path) & set(modules) for name, path in modules.items()}
+
+
+def a_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle in `graph`, as the modules along it, or None."""
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> list[str] | None:
+        if name in path:
+            return [*path[path.index(name) :], name]
+        if name in done:
+            return None
+        for imported in sorted(graph[name]):
+            if cycle := visit(imported, [*path, name]):
+                return cycle
+        done.add(name)
+        return None
+
+    return next((c for name in sorted(graph) if (c := visit(name, []))), None)
+
+
+def test_the_lsp_modules_import_each_other_without_a_cycle() -> None:
+    graph = lsp_graph()
+    assert "deepacp.lsp.runner" in graph["deepacp.lsp.server"]  # the graph is really read
+    cycle = a_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_a_cycle_is_found_where_there_is_one() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert a_cycle(graph) == ["a", "b", "c", "a"]
+    assert a_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_runner_does_not_import_the_server() -> None:
+    assert not lsp_graph()["deepacp.lsp.runner"] & SERVER_SIDE
+    # And at run time, in a fresh interpreter: importing the runner loads none of them.
+    probe = "import sys, deepacp.lsp.runner; print(sorted(m for m in sys.modules if 'lsp' in m))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert "deepacp.lsp.runner" in loaded
+    assert not [m for m in SERVER_SIDE if repr(m) in loaded], loaded
+
+
+def test_the_lsp_face_does_not_import_the_acp_face() -> None:
+    for path in PACKAGE.glob("*.py"):
+        assert not [m for m in imports_of(path) if m.startswith("deepacp.acp")], path.name
