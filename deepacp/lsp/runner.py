@@ -171,7 +171,7 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
         overlays.append(overlay)
         return overlay
 
-    token = f"deepacp-{run_id}" if ls.support is not None and ls.support.progress else None
+    token = f"deepacp-{run_id}" if ls.support.progress else None
     handler = LspHandler(ls, token)
     manager = SessionManager(SessionStore(deepacp_home()), resolve_model)
     stop: str | None = None  # None: the run failed

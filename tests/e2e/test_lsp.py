@@ -597,3 +597,19 @@ async def test_an_instruction_typed_at_a_prompt_is_about_the_last_document(
     uri = open_document(client, tmp_path / "calc.py", BUFFER)
     result = await execute(client, "deepacp.edit", "tidy", "the", "helpers")
     assert result["files"] == [uri] and result["hunks"] == 2
+
+
+async def test_an_edit_leaves_no_session_behind(client: LanguageClient, tmp_path: Path) -> None:
+    """Inline edits are ephemeral: nothing in the session list an agent panel shows."""
+    import sqlite3
+
+    (tmp_path / "calc.py").write_text(DISK)
+    await start(client, tmp_path, EDIT_TWO_PLACES)
+    uri = open_document(client, tmp_path / "calc.py", BUFFER)
+    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy the helpers"})
+    assert result["hunks"] == 2
+    home = Path(HOME)
+    if (home / "sessions.db").exists():
+        with sqlite3.connect(home / "sessions.db") as db:
+            assert db.execute("SELECT id FROM sessions").fetchall() == []
+    assert list((home / "scratch").glob("*")) == []
