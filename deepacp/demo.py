@@ -14,7 +14,7 @@ import sys
 import tempfile
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from deepacp.cli import server_command
 from deepacp.diffs import unified_diff
@@ -108,7 +108,8 @@ class DemoClient:
 
 async def _drive(project: Path, home: Path, interactive: bool) -> str:
     from acp import PROTOCOL_VERSION, spawn_agent_process
-    from acp import schema as S
+    from acp.helpers import text_block
+    from acp.interfaces import Client
 
     env = {
         **os.environ,
@@ -116,22 +117,24 @@ async def _drive(project: Path, home: Path, interactive: bool) -> str:
         "DEEPACP_MODEL": f"scripted:{EXAMPLES / 'demo_script.json'}",
     }
     client = DemoClient(interactive)
+    # It implements what it advertises; the SDK answers anything else "method not found".
+    as_client = cast(Client, client)
     command, *args = server_command()
     async with spawn_agent_process(
-        client, command, *args, env=env, cwd=project, transport_kwargs={"stderr": None}
+        as_client, command, *args, env=env, cwd=project, transport_kwargs={"stderr": None}
     ) as (conn, _):
-        info = await conn.initialize(protocol_version=PROTOCOL_VERSION)
-        print(f"connected to {info.agent_info.name} {info.agent_info.version} over stdio\n")
+        agent = (await conn.initialize(protocol_version=PROTOCOL_VERSION)).agent_info
+        if agent is not None:
+            print(f"connected to {agent.name} {agent.version} over stdio\n")
         session = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
         print(f"you: {PROMPT}\n")
-        prompt = [S.TextContentBlock(type="text", text=PROMPT)]
-        response = await conn.prompt(session_id=session, prompt=prompt)
+        response = await conn.prompt(session_id=session, prompt=[text_block(PROMPT)])
         client._line(f"\n(turn ended: {response.stop_reason})")
 
     print("\nStarting a fresh server process and loading the session from disk...")
     client.replaying = True
     async with spawn_agent_process(
-        client, command, *args, env=env, cwd=project, transport_kwargs={"stderr": None}
+        as_client, command, *args, env=env, cwd=project, transport_kwargs={"stderr": None}
     ) as (conn, _):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         await conn.load_session(cwd=str(project), session_id=session, mcp_servers=[])

@@ -11,6 +11,7 @@ from typing import Literal
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 ToolStatus = Literal["completed", "failed"]
+PlanStatus = Literal["pending", "in_progress", "completed"]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 
@@ -93,7 +94,7 @@ class ToolFinished:
 @dataclass(frozen=True, slots=True)
 class PlanEntry:
     content: str
-    status: Literal["pending", "in_progress", "completed"]
+    status: PlanStatus
     priority: Literal["high", "medium", "low"] = "medium"
 
 

@@ -27,6 +27,8 @@ from deepacp.events import (
 from deepacp.models import check_provider, configured_spec
 from deepacp.session.modes import Mode, parse_mode
 
+YES_ALWAYS_NO: dict[str, PermissionKind] = {"y": "allow_once", "a": "allow_always"}
+
 
 class TerminalHandler:
     """Prints a session's events; asks y/n on a terminal, denies without one."""
@@ -85,9 +87,7 @@ class TerminalHandler:
             return "reject_once"
         self._print(f"   allow {request.title!r}?")
         answer = await asyncio.to_thread(input, "   [y]es, [a]lways, [n]o: ")
-        return {"y": "allow_once", "a": "allow_always"}.get(
-            answer.strip().lower()[:1], "reject_once"
-        )
+        return YES_ALWAYS_NO.get(answer.strip().lower()[:1], "reject_once")
 
 
 async def _run(prompt: str, cwd: Path, spec: str, mode: Mode) -> int:
@@ -102,9 +102,14 @@ async def _run(prompt: str, cwd: Path, spec: str, mode: Mode) -> int:
         session = manager.open(record, Workspace(str(cwd)), handler)
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))
+
+        def stop_on(sig: int) -> None:  # stop the turn (and its command), then exit
+            stopped_by.append(sig)
+            turn.cancel()
+
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):  # stop the turn (and its command), then exit
-            loop.add_signal_handler(sig, lambda sig=sig: (stopped_by.append(sig), turn.cancel()))
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, stop_on, sig)
         try:
             stop = await turn
         except asyncio.CancelledError:

@@ -53,13 +53,7 @@ def configure(face: str) -> Path | None:
     handlers: list[logging.Handler] = [stderr]
     path: Path | None = log_path()
     try:
-        private_dir(path.parent.parent)
-        private_dir(path.parent)
-        for old in path.parent.glob(f"{LOG_FILE}*"):
-            private_file(old)
-        handlers.append(
-            PrivateRotatingFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
-        )
+        handlers.append(_file_handler(log_path()))
     except OSError:
         path = None
     for handler in handlers:
@@ -67,3 +61,12 @@ def configure(face: str) -> Path | None:
         handler.addFilter(redactor)
         root.addHandler(handler)
     return path
+
+
+def _file_handler(path: Path) -> logging.Handler:
+    """The rotating log file, private (its folder too) whoever made them."""
+    private_dir(path.parent.parent)
+    private_dir(path.parent)
+    for old in path.parent.glob(f"{LOG_FILE}*"):
+        private_file(old)
+    return PrivateRotatingFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deepacp.config import load_config
 from deepacp.errors import ConfigError, ModelConfigError
@@ -115,8 +115,9 @@ def resolve_model(spec: str) -> BaseChatModel:
 
     info = PROVIDERS.get(provider)
     key = api_key(info.key_env) if info and info.key_env else None
+    extra: dict[str, Any] = {"api_key": key} if key else {}
     try:
-        return init_chat_model(name, model_provider=provider, **({"api_key": key} if key else {}))
+        return init_chat_model(name, model_provider=provider, **extra)
     except ImportError as exc:
         raise ModelConfigError(f"model {spec!r}: {exc}") from None
     except ValueError as exc:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.exceptions import ContextOverflowError, ModelAPIError, ModelRateLimitError
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, ModelProfile
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -124,7 +124,9 @@ class ScriptedChatModel(BaseChatModel):
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedChatModel:
         script = load_script(path)
-        profile = {"max_input_tokens": script.context_window} if script.context_window else None
+        profile = (
+            ModelProfile(max_input_tokens=script.context_window) if script.context_window else None
+        )
         return cls(turns=list(script.turns), record=script.record, profile=profile)
 
     @property
@@ -145,7 +147,7 @@ class ScriptedChatModel(BaseChatModel):
         if window and (size := count_tokens_approximately(messages)) > window:
             raise ContextOverflowError(f"the request has {size} tokens; the window is {window}")
         if self.record:
-            self._record(messages, kwargs.get("tools") or [])
+            self._record(self.record, messages, kwargs.get("tools") or [])
         index = self._position
         self._position += 1
         if index >= len(self.turns):
@@ -157,7 +159,7 @@ class ScriptedChatModel(BaseChatModel):
             raise PROVIDER_ERRORS[turn.error_type](turn.error)
         return turn
 
-    def _record(self, messages: list[BaseMessage], tools: list[Any]) -> None:
+    def _record(self, record: str, messages: list[BaseMessage], tools: list[Any]) -> None:
         system = "\n".join(text_of(m.content) for m in messages if isinstance(m, SystemMessage))
         entries = []
         for m in messages:
@@ -174,7 +176,7 @@ class ScriptedChatModel(BaseChatModel):
             entries.append(entry)
         names = [t.get("function", t).get("name") for t in tools if isinstance(t, dict)]
         line = json.dumps({"system": system, "messages": entries, "tools": names}) + "\n"
-        with Path(self.record).open("a+b") as handle:
+        with Path(record).open("a+b") as handle:
             if handle.tell():  # a line a killed process left unfinished gets its own line
                 handle.seek(-1, os.SEEK_END)
                 if handle.read(1) != b"\n":

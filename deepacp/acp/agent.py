@@ -39,6 +39,15 @@ from deepacp.session.workspace import through_editor
 
 log = logging.getLogger(__name__)
 
+McpServers = list[S.HttpMcpServer | S.SseMcpServer | S.AcpMcpServer | S.McpServerStdio]
+PromptBlocks = list[
+    S.TextContentBlock
+    | S.ImageContentBlock
+    | S.AudioContentBlock
+    | S.ResourceContentBlock
+    | S.EmbeddedResourceContentBlock
+]
+
 
 def request_error(exc: DeepacpError) -> RequestError:
     """The JSON-RPC error for one of our errors: its message, one readable line."""
@@ -55,7 +64,7 @@ def _bad_params(message: str) -> RequestError:
     return RequestError(-32602, f"Invalid params: {message}")
 
 
-def to_mcp_servers(servers: list[Any] | None) -> tuple[McpServer, ...]:
+def to_mcp_servers(servers: McpServers | None) -> tuple[McpServer, ...]:
     """The client's MCP server configs, in the session runtime's terms."""
     out = []
     for server in servers or []:
@@ -111,7 +120,13 @@ class DeepacpAgent:
     def on_connect(self, conn: Client) -> None:
         return None  # the connection is made for us (`run_connection`)
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any):
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: S.ClientCapabilities | None = None,
+        client_info: S.Implementation | None = None,
+        **_: Any,
+    ) -> S.InitializeResponse:
         if client_capabilities is not None:
             self.client_capabilities = client_capabilities
         params = {
@@ -166,7 +181,10 @@ class DeepacpAgent:
         task.add_done_callback(self._background.discard)
 
     def _open(
-        self, record: SessionRecord, mcp_servers: Any = None, directories: Any = None
+        self,
+        record: SessionRecord,
+        mcp_servers: McpServers | None = None,
+        directories: list[str] | None = None,
     ) -> Session:
         if (session := self.manager.get(record.id)) is not None:
             return session
@@ -188,7 +206,11 @@ class DeepacpAgent:
         return self.manager.get(session_id) or self._open(self.manager.record(session_id))
 
     async def new_session(
-        self, cwd: str, mcp_servers: Any = None, additional_directories: Any = None, **_: Any
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: McpServers | None = None,
+        **_: Any,
     ) -> S.NewSessionResponse:
         path = Path(cwd)
         if not path.is_absolute() or not path.is_dir():
@@ -200,10 +222,15 @@ class DeepacpAgent:
         return S.NewSessionResponse(session_id=record.id, **self._state(record))
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: McpServers | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
-        session = self._open(record, mcp_servers, kwargs.get("additional_directories"))
+        session = self._open(record, mcp_servers, additional_directories)
         if session.running:
             raise SessionBusy("the session is running a turn")
         for event in await session.history():
@@ -212,17 +239,31 @@ class DeepacpAgent:
         return S.LoadSessionResponse(**self._state(session.record))
 
     async def resume_session(
-        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: McpServers | None = None,
+        **_: Any,
     ) -> S.ResumeSessionResponse:
         record = self.manager.record(session_id, cwd)
-        session = self._open(record, mcp_servers, kwargs.get("additional_directories"))
+        session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ResumeSessionResponse(**self._state(session.record))
 
-    async def fork_session(self, cwd: str, session_id: str, **_: Any) -> S.ForkSessionResponse:
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: McpServers | None = None,
+        **_: Any,
+    ) -> S.ForkSessionResponse:
         raise RequestError.method_not_found("session/fork")
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **_: Any
+    ) -> S.ListSessionsResponse:
         return S.ListSessionsResponse(
             sessions=[
                 S.SessionInfo(session_id=r.id, cwd=r.cwd, title=r.title, updated_at=r.updated_at)
@@ -240,7 +281,9 @@ class DeepacpAgent:
         await self.manager.delete(S.DeleteSessionRequest.model_validate(params).session_id)
         return {}
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any):
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **_: Any
+    ) -> S.SetSessionModeResponse:
         await self._set_mode(self._session(session_id), mode_id)
         return S.SetSessionModeResponse()
 
@@ -251,7 +294,9 @@ class DeepacpAgent:
             raise _bad_params(str(exc)) from None
         await session.set_mode(mode)
 
-    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any):
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_: Any
+    ) -> S.SetSessionConfigOptionResponse:
         session = self._session(session_id)
         if config_id == "mode":
             await self._set_mode(session, str(value))
@@ -263,7 +308,7 @@ class DeepacpAgent:
             config_options=self._state(session.record)["config_options"]
         )
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> S.PromptResponse:
+    async def prompt(self, session_id: str, prompt: PromptBlocks, **_: Any) -> S.PromptResponse:
         session = self._session(session_id)
         stop = await session.prompt(updates.prompt_content(prompt, session.record.cwd))
         return S.PromptResponse(

@@ -37,6 +37,9 @@ from deepacp.harness.permissions import approval_gates, merge_gates
 from deepacp.harness.prompts import BASE_PROMPT
 from deepacp.harness.state import DeepAgentState
 
+Middleware = AgentMiddleware[Any, Any, Any]
+"""Any middleware, whatever state, context and response types it declares."""
+
 SCRATCH_DIRS = (LARGE_RESULTS_DIR, HISTORY_DIR)
 
 
@@ -56,8 +59,8 @@ def with_scratch_routes(backend: Backend) -> Backend:
 
 
 def assemble(
-    builtins: list[AgentMiddleware], caller: Sequence[AgentMiddleware], insert_at: int
-) -> list[AgentMiddleware]:
+    builtins: list[Middleware], caller: Sequence[Middleware], insert_at: int
+) -> list[Middleware]:
     """Caller middleware replaces a built-in of the same name in place; the rest is
     inserted at `insert_at` (after the core, before the tail). Built-ins cannot be dropped."""
     stack = list(builtins)
@@ -71,8 +74,8 @@ def assemble(
     return stack[:insert_at] + extra + stack[insert_at:]
 
 
-def _tail(interrupt_on: dict | None, planning: bool) -> list[AgentMiddleware]:
-    tail: list[AgentMiddleware] = []
+def _tail(interrupt_on: dict | None, planning: bool) -> list[Middleware]:
+    tail: list[Middleware] = []
     if interrupt_on:
         # Approval, innermost so it asks just before the tool runs (one interrupt per call).
         tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
@@ -85,9 +88,9 @@ def _compile(
     model: BaseChatModel,
     tools: Sequence[Any],
     prompt: str,
-    core: list[AgentMiddleware],
-    caller: Sequence[AgentMiddleware],
-    tail: list[AgentMiddleware],
+    core: list[Middleware],
+    caller: Sequence[Middleware],
+    tail: list[Middleware],
     **kwargs: Any,
 ) -> Any:
     """Core, then the caller's middleware, then the tail (context, approval, planning)."""
@@ -155,7 +158,7 @@ def create_deep_agent(
     tools: Sequence[Any] = (),
     *,
     system_prompt: str | None = None,
-    middleware: Sequence[AgentMiddleware] = (),
+    middleware: Sequence[Middleware] = (),
     subagents: Sequence[SubAgent | CompiledSubAgent] = (),
     memory: Sequence[str] | None = None,
     skills: Sequence[str] | None = None,
@@ -192,7 +195,7 @@ def create_deep_agent(
         interrupt_on = merge_gates(interrupt_on or {}, approval_gates(backend))
 
     # The stack, outermost first. Each entry is one concern:
-    core: list[AgentMiddleware] = [
+    core: list[Middleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
         _subagents(subagents, model, tools, backend, interrupt_on, skills),  # the task tool
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
@@ -201,7 +204,7 @@ def create_deep_agent(
     ]
     # ... then the caller's middleware, then context appended to the prompt (memory last,
     # so the stable prefix stays cacheable), then approval and planning.
-    context: list[AgentMiddleware] = []
+    context: list[Middleware] = []
     if skills:
         context.append(SkillsMiddleware(backend, skills))  # skill names and paths
     if memory:

@@ -3,17 +3,20 @@ command in the description), merged with the caller's own `interrupt_on`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from langchain.agents.middleware.human_in_the_loop import DecisionType, InterruptOnConfig
+
 from deepacp.backends.errors import BackendError
-from deepacp.backends.permissions import PermissionBackend, command_decision
+from deepacp.backends.permissions import Operation, PermissionBackend, command_decision
 from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 
-ALL_DECISIONS = ["approve", "edit", "reject", "respond"]
+ALL_DECISIONS: list[DecisionType] = ["approve", "edit", "reject", "respond"]
+ASK: list[DecisionType] = ["approve", "reject"]
 
 # Which operation each file tool performs, and the argument naming its path.
-FILE_TOOL_ACCESS = {
+FILE_TOOL_ACCESS: dict[str, tuple[Operation, str]] = {
     READ_FILE: ("read", "file_path"),
     LS: ("read", "path"),
     GLOB: ("read", "path"),
@@ -24,28 +27,11 @@ FILE_TOOL_ACCESS = {
 }
 
 
-def approval_gates(backend: PermissionBackend) -> dict[str, dict]:
+def approval_gates(backend: PermissionBackend) -> dict[str, InterruptOnConfig]:
     """interrupt_on entries that ask whenever an `interrupt` rule covers a call."""
-    gates: dict[str, dict] = {}
+    gates: dict[str, InterruptOnConfig] = {}
     for tool, (operation, arg) in FILE_TOOL_ACCESS.items():
-
-        def when(request: Any, operation: str = operation, arg: str = arg) -> bool:
-            try:
-                decision = backend.decision(operation, str(request.tool_call["args"].get(arg, "")))
-            except BackendError:
-                return False  # the tool reports the bad path itself
-            return decision == "interrupt"
-
-        def describe(
-            call: dict, state: Any, runtime: Any, operation: str = operation, arg: str = arg
-        ) -> str:
-            return f"A permission rule asks before {operation} access to {call['args'].get(arg)}"
-
-        gates[tool] = {
-            "allowed_decisions": ["approve", "reject"],
-            "when": when,
-            "description": describe,
-        }
+        gates[tool] = _file_gate(backend, operation, arg)
     if backend.can_execute:
 
         def run_when(request: Any) -> bool:
@@ -56,22 +42,41 @@ def approval_gates(backend: PermissionBackend) -> dict[str, dict]:
             return decision == "interrupt"
 
         gates[EXECUTE] = {
-            "allowed_decisions": ["approve", "reject"],
+            "allowed_decisions": ASK,
             "when": run_when,
-            "description": lambda call, state, runtime: (
-                f"The shell policy asks before running: {call['args'].get('command')}"
+            "description": lambda tool_call, state, runtime: (
+                f"The shell policy asks before running: {tool_call['args'].get('command')}"
             ),
         }
     return gates
 
 
-def _config(value: bool | dict) -> dict | None:
+def _file_gate(backend: PermissionBackend, operation: Operation, arg: str) -> InterruptOnConfig:
+    """Ask when an `interrupt` rule covers the path in the call's `arg`."""
+
+    def when(request: Any) -> bool:
+        try:
+            decision = backend.decision(operation, str(request.tool_call["args"].get(arg, "")))
+        except BackendError:
+            return False  # the tool reports the bad path itself
+        return decision == "interrupt"
+
+    def describe(tool_call: Any, state: Any, runtime: Any) -> str:
+        path = tool_call["args"].get(arg)
+        return f"A permission rule asks before {operation} access to {path}"
+
+    return {"allowed_decisions": ASK, "when": when, "description": describe}
+
+
+def _config(value: bool | InterruptOnConfig) -> InterruptOnConfig | None:
     if value is True:
         return {"allowed_decisions": ALL_DECISIONS}
     return value or None
 
 
-def merge_gates(base: dict[str, bool | dict], extra: dict[str, dict]) -> dict[str, dict]:
+def merge_gates(
+    base: Mapping[str, bool | InterruptOnConfig], extra: Mapping[str, InterruptOnConfig]
+) -> dict[str, bool | InterruptOnConfig]:
     """Ask when either the caller's config or a permission rule says so."""
     merged: dict[str, Any] = {name: cfg for name, value in base.items() if (cfg := _config(value))}
     for name, gate in extra.items():

@@ -112,7 +112,7 @@ def validate_skill(folder: str, text: str, path: str) -> tuple[Skill | None, lis
     fatal = bool(problems)
     if unknown:
         problems.append(f"{path}: unknown frontmatter fields {', '.join(unknown)} (ignored)")
-    if fatal:
+    if fatal or not isinstance(name, str) or not isinstance(description, str):
         return None, problems
     skill = Skill(
         name=name,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired, Required
+from collections.abc import Mapping
+from typing import Annotated, Any, NotRequired, Required, cast
 
 from langchain.agents.middleware import AgentState
 from langchain_core.messages import (
@@ -35,7 +36,7 @@ def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessa
     ]
     if state and not isinstance(state[0], BaseMessage):
         state = convert_to_messages(state)
-    result: list[AnyMessage | None] = list(state)
+    result: list[BaseMessage | None] = list(state)
     index = {m.id: i for i, m in enumerate(result) if m is not None and m.id is not None}
     for message in incoming:
         if isinstance(message, RemoveMessage):
@@ -50,7 +51,7 @@ def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessa
             if message.id is not None:
                 index[message.id] = len(result)
             result.append(message)
-    return [m for m in result if m is not None]
+    return [m for m in result if m is not None]  # type: ignore[misc]  # AnyMessage: a union of BaseMessage subclasses
 
 
 class DeepAgentState(AgentState):
@@ -62,3 +63,8 @@ class DeepAgentState(AgentState):
         Annotated[list[AnyMessage], DeltaChannel(append_messages, snapshot_frequency=1000)]
     ]
     files: NotRequired[Annotated[dict[str, FileRecord], merge_files]]
+
+
+def state_files(state: Mapping[str, object]) -> Mapping[str, FileRecord] | None:
+    """The `files` of a run's state (typed by each middleware's schema, read by all)."""
+    return cast("Mapping[str, FileRecord] | None", state.get("files"))

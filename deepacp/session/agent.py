@@ -59,7 +59,7 @@ def approval_gate(policy: ApprovalPolicy) -> dict[str, Any]:
 
     def when(request: ToolCallRequest) -> bool:
         call = request.tool_call
-        return policy.needs_approval(call["id"], call["name"], call.get("args") or {})
+        return policy.needs_approval(call["id"] or "", call["name"], call.get("args") or {})
 
     return {name: {"allowed_decisions": list(APPROVAL_DECISIONS), "when": when} for name in names}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import ToolCall, ToolMessage
 
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend, replace_exact
@@ -16,10 +16,12 @@ from deepacp.events import (
     FileDiff,
     Location,
     PlanEntry,
+    PlanStatus,
     PlanUpdated,
     ToolFinished,
     ToolKind,
     ToolStarted,
+    ToolStatus,
 )
 from deepacp.harness import names as T
 from deepacp.harness.contracts import EditArtifact
@@ -31,7 +33,7 @@ PLAN_CARD_TEXT = "Updated the plan"
 REJECTED_CARD_TEXT = "Rejected"
 REJECTION_SOURCE = "hitl_interrupt_decision"
 """How LangChain's approval middleware marks the answer it gives the model for a rejection."""
-_PLAN_STATUSES = ("pending", "in_progress", "completed")
+_PLAN_STATUSES: tuple[PlanStatus, ...] = ("pending", "in_progress", "completed")
 
 KINDS: dict[str, ToolKind] = {
     T.LS: "read",
@@ -85,10 +87,10 @@ def describe_call(name: str, args: dict, backend: Backend) -> tuple[ToolKind, st
     return kind, title, locations
 
 
-def tool_started(call: dict, backend: Backend) -> ToolStarted:
+def tool_started(call: ToolCall, backend: Backend) -> ToolStarted:
     args = call.get("args") or {}
     kind, title, locations = describe_call(call["name"], args, backend)
-    return ToolStarted(call["id"], call["name"], kind, title, args, tuple(locations))
+    return ToolStarted(call["id"] or "", call["name"], kind, title, args, tuple(locations))
 
 
 async def proposed_diff(name: str, args: dict, backend: Backend) -> FileDiff | None:
@@ -138,19 +140,21 @@ async def with_proposed_diff(event: ToolStarted, backend: Backend) -> ToolStarte
     return dataclasses.replace(event, diff=diff, locations=(Location(diff.path, line),))
 
 
-def plan_from(call: dict) -> PlanUpdated | None:
+def plan_from(call: ToolCall) -> PlanUpdated | None:
     """A write_todos call carries the whole new task list: that is the plan."""
     if call["name"] != T.WRITE_TODOS:
         return None
     entries = []
     for todo in (call.get("args") or {}).get("todos") or []:
         if isinstance(todo, dict) and todo.get("content"):
-            status = todo.get("status") if todo.get("status") in _PLAN_STATUSES else "pending"
-            entries.append(PlanEntry(str(todo["content"]), status))
+            status = todo.get("status")
+            entries.append(
+                PlanEntry(str(todo["content"]), status if status in _PLAN_STATUSES else "pending")
+            )
     return PlanUpdated(tuple(entries))
 
 
-def call_events(call: dict, backend: Backend) -> list[Event]:
+def call_events(call: ToolCall, backend: Backend) -> list[Event]:
     """The events for a tool call the model made: its card, and the plan it carries."""
     events: list[Event] = [tool_started(call, backend)]
     if plan := plan_from(call):
@@ -168,8 +172,9 @@ def _first_changed_line(old: str, new: str) -> int:
 
 def _rejected(message: ToolMessage) -> bool:
     extra = message.additional_kwargs or {}
-    decision = extra.get("lc_data") if isinstance(extra.get("lc_data"), dict) else {}
-    return extra.get("lc_source") == REJECTION_SOURCE and decision.get("decision") == "reject"
+    data = extra.get("lc_data")
+    decision = data.get("decision") if isinstance(data, dict) else None
+    return extra.get("lc_source") == REJECTION_SOURCE and decision == "reject"
 
 
 def card_text(message: ToolMessage, name: str | None) -> str:
@@ -187,7 +192,7 @@ def card_text(message: ToolMessage, name: str | None) -> str:
 
 def tool_finished(message: ToolMessage, name: str | None) -> ToolFinished:
     """The finished card of the call `message` answers (`name`: the tool it called)."""
-    status = "failed" if message.status == "error" else "completed"
+    status: ToolStatus = "failed" if message.status == "error" else "completed"
     text = card_text(message, name or message.name)
     artifact = EditArtifact.from_json(message.artifact)
     if artifact is None:

@@ -17,7 +17,10 @@ import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_mcp_adapters.sessions import SSEConnection, StreamableHttpConnection
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +48,13 @@ class McpServer:
     url: str = ""
     headers: tuple[tuple[str, str], ...] = ()
 
-    def connection(self) -> dict[str, Any]:
+    def connection(self) -> SSEConnection | StreamableHttpConnection:
         """The langchain-mcp-adapters connection config of an http or sse server (a stdio
         server is started by `stdio_session`, which keeps its stderr)."""
-        transport = "streamable_http" if self.transport == "http" else "sse"
-        return {"transport": transport, "url": self.url, "headers": dict(self.headers) or None}
+        headers = dict(self.headers) or None
+        if self.transport == "http":
+            return {"transport": "streamable_http", "url": self.url, "headers": headers}
+        return {"transport": "sse", "url": self.url, "headers": headers}
 
 
 class ServerLog:

@@ -66,7 +66,7 @@ def usage(message: AIMessage, window: int | None) -> UsageUpdated | None:
     if not meta:
         return None
     return UsageUpdated(
-        used=int(meta.get("input_tokens", 0)) + int(meta.get("output_tokens", 0)),
+        used=meta["input_tokens"] + meta["output_tokens"],
         size=window or DEFAULT_CONTEXT_WINDOW,
     )
 
@@ -84,7 +84,7 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
             if text:
                 yield MessageChunk(text)
             for call in message.tool_calls:
-                names[call["id"]] = call["name"]
+                names[call["id"] or ""] = call["name"]
                 yield from call_events(call, backend)
         elif isinstance(message, ToolMessage):
             yield tool_finished(message, names.get(message.tool_call_id))
@@ -144,15 +144,14 @@ class LiveProjection:
             for message in messages_of(update):
                 if isinstance(message, AIMessage) and node == "model":
                     self.last_ai = message
-                    for key in self.tokens:
-                        self.tokens[key] += int(
-                            (message.usage_metadata or {}).get(f"{key}_tokens", 0)
-                        )
+                    if (used := message.usage_metadata) is not None:
+                        self.tokens["input"] += used["input_tokens"]
+                        self.tokens["output"] += used["output_tokens"]
                     if usage_event := usage(message, self.window):
                         events.append(usage_event)
                     for call in message.tool_calls:
-                        if call["id"] not in self.announced:
-                            self.announced[call["id"]] = call["name"]
+                        if (call_id := call["id"] or "") not in self.announced:
+                            self.announced[call_id] = call["name"]
                             events.extend(call_events(call, self.backend))
                 elif (
                     isinstance(message, ToolMessage)

@@ -90,7 +90,8 @@ class Turn:
 
     async def _stream(self, content: str | list[dict]) -> StopReason:
         live = self.live
-        payload: Any = {"messages": [HumanMessage(content=content)]}
+        blocks: str | list[str | dict] = content if isinstance(content, str) else [*content]
+        payload: Any = {"messages": [HumanMessage(content=blocks)]}
         redactor = LiveRedactor()  # the one place live events leave for the faces
         while True:
             async for namespace, mode, data in self.graph.astream(

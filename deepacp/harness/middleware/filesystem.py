@@ -13,7 +13,7 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
@@ -28,6 +28,7 @@ from deepacp.harness.names import (
     MUTATING_FILE_TOOLS,
     SELF_LIMITING_TOOLS,
 )
+from deepacp.harness.state import state_files
 from deepacp.harness.tools import filesystem_tools
 
 CHARS_PER_TOKEN = 4
@@ -127,7 +128,7 @@ class FilesystemMiddleware(AgentMiddleware):
         call = request.tool_call
         if call["name"] not in MUTATING_FILE_TOOLS:
             return None
-        owner = _owning_message(request.state.get("messages", []), call["id"])
+        owner = _owning_message(request.state.get("messages", []), str(call["id"]))
         if owner is None:
             return None
         target = self._target(call)
@@ -151,7 +152,7 @@ class FilesystemMiddleware(AgentMiddleware):
                 )
         return None
 
-    def _target(self, call: dict) -> str | None:
+    def _target(self, call: ToolCall) -> str | None:
         try:
             return self.backend.workspace_path(str(call["args"].get("file_path", "")))
         except BackendError:
@@ -161,12 +162,13 @@ class FilesystemMiddleware(AgentMiddleware):
         text = text_of(message.content)
         if self.offload_chars is None or len(text) <= self.offload_chars:
             return message
-        path: str | None = offload_path()
+        path = offload_path()
+        saved: str | None = path
         try:  # through the backend stack, so permission rules apply as to any write
             await self.backend.write_text(path, text)
         except BackendError:
-            path = None
-        shown = preview(text, path, f"The result of {message.name}"[:200])
+            saved = None
+        shown = preview(text, saved, f"The result of {message.name}"[:200])
         return message.model_copy(update={"content": shown})
 
     async def awrap_tool_call(
@@ -176,7 +178,7 @@ class FilesystemMiddleware(AgentMiddleware):
     ) -> ToolMessage | Command:
         if conflict := self._same_path_conflict(request):
             return conflict
-        with state_scope(request.state.get("files")) as scope:
+        with state_scope(state_files(request.state)) as scope:
             with tool_call_scope():
                 result = await handler(request)
             if (
@@ -193,7 +195,7 @@ class FilesystemMiddleware(AgentMiddleware):
     ) -> ModelResponse | ExtendedModelResponse:
         if self.large_input_chars is None:
             return await handler(request)
-        with state_scope(request.state.get("files")) as scope:
+        with state_scope(state_files(request.state)) as scope:
             messages = [await self._shrink_input(m) for m in request.messages]
         if all(a is b for a, b in zip(messages, request.messages, strict=True)):
             return await handler(request)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -72,7 +72,7 @@ class MemoryMiddleware(AgentMiddleware):
         self.user_path = next((s for s in self.sources if s.startswith("/")), None)
         """A routed source (`/user/AGENTS.md`): the memory of every project."""
 
-    async def abefore_agent(self, state: dict, runtime: Any) -> dict | None:
+    async def abefore_agent(self, state: AgentState, runtime: Any) -> dict | None:
         if not self.nested:
             return None
         try:
@@ -107,5 +107,6 @@ class MemoryMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        block = await self.memory_block(request.state.get("_memory_nested") or ())
+        nested = cast("list[str] | None", request.state.get("_memory_nested"))
+        block = await self.memory_block(nested or ())
         return await handler(request.override(system_message=append_to_system(request, block)))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolCall, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 INTERRUPTED = (
@@ -14,11 +14,11 @@ INTERRUPTED = (
 )
 
 
-def answer_for(call: dict, content: str = INTERRUPTED) -> ToolMessage:
+def answer_for(call: ToolCall, content: str = INTERRUPTED) -> ToolMessage:
     return ToolMessage(content=content, tool_call_id=call["id"], name=call["name"], status="error")
 
 
-def dangling_tool_calls(messages: list[AnyMessage]) -> list[dict]:
+def dangling_tool_calls(messages: list[AnyMessage]) -> list[ToolCall]:
     """Tool calls that have no ToolMessage answering them."""
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     return [
@@ -39,7 +39,7 @@ def repair_dangling_tool_calls(
         return None
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     repaired: list[AnyMessage] = []
-    pending: list[dict] = []
+    pending: list[ToolCall] = []
     for message in messages:
         if pending and not isinstance(message, ToolMessage):
             repaired.extend(answer_for(c, content) for c in pending)
@@ -60,10 +60,10 @@ class PatchToolCallsMiddleware(AgentMiddleware):
 
     name = "PatchToolCallsMiddleware"
 
-    async def abefore_agent(self, state: dict, runtime: Any) -> dict | None:
+    async def abefore_agent(self, state: AgentState, runtime: Any) -> dict | None:
         return self.before_agent(state, runtime)
 
-    def before_agent(self, state: dict, runtime: Any) -> dict | None:
+    def before_agent(self, state: AgentState, runtime: Any) -> dict | None:
         repaired = repair_dangling_tool_calls(state.get("messages", []))
         if repaired is None:
             return None

@@ -51,8 +51,8 @@ def _redact_error(exc: Exception, secrets: list[str]) -> None:
     """Redact a failed call's exception in place (LangGraph stores it with the run)."""
     if secrets:
         exc.args = redact_any(exc.args, secrets)
-        if isinstance(getattr(exc, "message", None), str):
-            exc.message = redact_any(exc.message, secrets)
+        if isinstance(message := getattr(exc, "message", None), str):
+            exc.message = redact_any(message, secrets)  # type: ignore[attr-defined]  # SDK errors have one
 
 
 class RedactSecretsMiddleware(AgentMiddleware):

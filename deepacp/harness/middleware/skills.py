@@ -51,7 +51,7 @@ class SkillsMiddleware(AgentMiddleware):
         self.backend = backend
         self.sources = list(sources)
 
-    async def abefore_agent(self, state: dict, runtime: Any) -> dict:
+    async def abefore_agent(self, state: AgentState, runtime: Any) -> dict:
         index = await discover_skills(self.backend, self.sources)
         return {"_skills_section": skills_section(index)}
 
@@ -59,6 +59,6 @@ class SkillsMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         section = request.state.get("_skills_section")
-        if not section:
+        if not isinstance(section, str) or not section:
             return await handler(request)
         return await handler(request.override(system_message=append_to_system(request, section)))

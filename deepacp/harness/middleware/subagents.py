@@ -126,7 +126,8 @@ async def _stream_child(agent: Any, payload: dict, runtime: ToolRuntime) -> dict
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages:
                 for call in getattr(message, "tool_calls", None) or []:
-                    runtime.stream_writer(ToolOutputSignal(runtime.tool_call_id, _progress(call)))
+                    progress = ToolOutputSignal(runtime.tool_call_id or "", _progress(call))
+                    runtime.stream_writer(progress)
     return final
 
 

@@ -12,7 +12,7 @@ a strictly smaller view.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -39,6 +39,7 @@ from deepacp.backends.state import state_scope
 from deepacp.errors import DeepacpError
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
+from deepacp.harness.state import state_files
 
 TRIGGER_FRACTION = 0.85
 KEEP_FRACTION = 0.10
@@ -211,7 +212,7 @@ class SummarizationMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | ExtendedModelResponse:
         messages = request.messages
-        event = request.state.get("_summarization")
+        event = cast("SummaryEvent | None", request.state.get("_summarization"))
         window = self._window(request.model)
         trigger, keep = int(window * TRIGGER_FRACTION), int(window * KEEP_FRACTION)
         system, tools = request.system_message, request.tools
@@ -221,7 +222,7 @@ class SummarizationMiddleware(AgentMiddleware):
 
         view = render(messages, event)
         new_event: SummaryEvent | None = None
-        with state_scope(request.state.get("files")) as scope:
+        with state_scope(state_files(request.state)) as scope:
             if size(view) >= trigger:
                 view = clip_old_arguments(view, max(0, len(view) - 2))
             if size(view) >= trigger and (
