@@ -46,7 +46,7 @@ def approval_gates(backend: PermissionBackend) -> dict[str, dict]:
             "when": when,
             "description": describe,
         }
-    if backend.can_execute:
+    if backend.shell is not None:
 
         def run_when(request: Any) -> bool:
             command = str(request.tool_call["args"].get("command", ""))
