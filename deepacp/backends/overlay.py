@@ -84,15 +84,19 @@ class OverlayBackend(DelegatingBackend[FilesystemBackend]):
     async def ls(self, path: str = "") -> list[Entry]:
         relative = self.workspace_path(path)
         prefix = f"{relative}/" if relative else ""
-        entries = {
-            e.path: e for e in await self.inner.ls(path) if self._new.get(e.path, "") is not None
-        }
-        for changed, text in self._new.items():
-            if text is not None and changed.startswith(prefix):
-                name = changed[len(prefix) :].split("/", 1)[0]
-                child = prefix + name
-                is_dir = "/" in changed[len(prefix) :]
-                entries.setdefault(child, Entry(child, is_dir, None if is_dir else len(text)))
+        added = {p: t for p, t in self._new.items() if t is not None and p.startswith(prefix)}
+        try:
+            on_disk = await self.inner.ls(path)
+        except NotFoundError:
+            if not added:
+                raise
+            on_disk = []  # a folder only the agent's new files make
+        entries = {e.path: e for e in on_disk if self._new.get(e.path, "") is not None}
+        for changed, text in added.items():
+            name = changed[len(prefix) :].split("/", 1)[0]
+            child = prefix + name
+            is_dir = "/" in changed[len(prefix) :]
+            entries.setdefault(child, Entry(child, is_dir, None if is_dir else len(text)))
         return sorted(entries.values(), key=lambda e: e.path)
 
     async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
