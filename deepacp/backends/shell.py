@@ -1,4 +1,5 @@
-"""LocalShellBackend: the workspace on disk plus a local shell (no sandbox)."""
+"""The local shell: `LocalShell` runs commands on this machine (no sandbox), and
+`LocalShellBackend` is the workspace on disk with one."""
 
 from __future__ import annotations
 
