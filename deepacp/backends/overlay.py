@@ -33,7 +33,7 @@ class OverlayBackend(DelegatingBackend[FilesystemBackend]):
         self._base: dict[str, str | None] = {}
 
     def disk_path(self, path: str) -> Path:
-        """Always a path on disk (the LSP face makes file URIs of them)."""
+        """Always a path on disk (the LSP face makes a file URI of it)."""
         return self.inner.disk_path(path)
 
     def changes(self) -> dict[str, tuple[str | None, str | None]]:
