@@ -10,8 +10,9 @@ overlay.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 from deepacp.backends import search
 from deepacp.backends.base import DelegatingBackend
@@ -21,6 +22,8 @@ from deepacp.backends.protocol import MAX_TEXT_BYTES, Entry, GrepMatch, GrepQuer
 
 Documents = Callable[[Path], str | None]
 """The editor's text for an open file (by absolute path), or None when it is not open."""
+
+T = TypeVar("T")
 
 
 class OverlayBackend(DelegatingBackend[FilesystemBackend]):
@@ -81,27 +84,43 @@ class OverlayBackend(DelegatingBackend[FilesystemBackend]):
             raise NotFoundError(f"{relative}: no such file or directory")
         await self._change(relative, None)
 
+    def _makes(self, start: str) -> bool:
+        """Whether the agent's new files make `start` exist (as one of them, or a folder)."""
+        return any(
+            text is not None and (changed == start or changed.startswith(f"{start}/"))
+            for changed, text in self._new.items()
+        )
+
+    async def _on_disk(self, start: str, found: Awaitable[list[T]]) -> list[T]:
+        """What the disk has at `start`: nothing where only the agent's new files make it."""
+        try:
+            return await found
+        except NotFoundError:
+            if not self._makes(start):
+                raise
+            return []
+
     async def ls(self, path: str = "") -> list[Entry]:
         relative = self.workspace_path(path)
+        if self._new.get(relative) is not None:
+            raise BackendError(f"{relative} is a file, not a directory; use read_file")
         prefix = f"{relative}/" if relative else ""
-        added = {p: t for p, t in self._new.items() if t is not None and p.startswith(prefix)}
-        try:
-            on_disk = await self.inner.ls(path)
-        except NotFoundError:
-            if not added:
-                raise
-            on_disk = []  # a folder only the agent's new files make
+        on_disk = await self._on_disk(relative, self.inner.ls(path))
         entries = {e.path: e for e in on_disk if self._new.get(e.path, "") is not None}
-        for changed, text in added.items():
-            name = changed[len(prefix) :].split("/", 1)[0]
-            child = prefix + name
-            is_dir = "/" in changed[len(prefix) :]
-            entries.setdefault(child, Entry(child, is_dir, None if is_dir else len(text)))
+        for changed, text in self._new.items():
+            if text is not None and changed.startswith(prefix):
+                name = changed[len(prefix) :].split("/", 1)[0]
+                child = prefix + name
+                is_dir = "/" in changed[len(prefix) :]
+                entries.setdefault(child, Entry(child, is_dir, None if is_dir else len(text)))
         return sorted(entries.values(), key=lambda e: e.path)
 
     async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
-        found = set(await self.inner.glob(pattern, path, limit=limit))
         start = self.workspace_path(path)
+        deleted = sum(text is None for text in self._new.values())  # may hide disk results
+        found = set(
+            await self._on_disk(start, self.inner.glob(pattern, path, limit=limit + deleted))
+        )
         prefix = f"{start}/" if start else ""
         for changed, text in self._new.items():
             if text is None:
@@ -115,8 +134,9 @@ class OverlayBackend(DelegatingBackend[FilesystemBackend]):
     async def grep(self, query: GrepQuery) -> list[GrepMatch]:
         """Disk results, with files the overlay or an open document holds searched as they
         are now."""
-        on_disk = await self.inner.grep(dataclasses.replace(query, limit=query.limit * 2))
         start = self.workspace_path(query.path)
+        wider = dataclasses.replace(query, limit=query.limit * 2)
+        on_disk = await self._on_disk(start, self.inner.grep(wider))
         prefix = f"{start}/" if start else ""
         candidates = {m.path for m in on_disk} | set(self._new)
         live: dict[str, str] = {}

@@ -159,6 +159,25 @@ async def test_grep_searches_files_as_they_are_now(workspace: Path) -> None:
     assert await overlay.grep(GrepQuery("'disk'", "src/util.py")) == []
 
 
+async def test_folders_only_the_agent_made_can_be_searched(workspace: Path) -> None:
+    overlay = OverlayBackend(FilesystemBackend(workspace))
+    await overlay.write_text("pkg/sub/mod.py", "# TODO new\n")
+    assert await overlay.glob("**/*.py", "pkg") == ["pkg/sub/mod.py"]
+    assert [m.path for m in await overlay.grep(GrepQuery("TODO", "pkg"))] == ["pkg/sub/mod.py"]
+    assert [m.line for m in await overlay.grep(GrepQuery("TODO", "pkg/sub/mod.py"))] == [1]
+    with pytest.raises(BackendError, match="is a file"):
+        await overlay.ls("pkg/sub/mod.py")
+    for missing in (overlay.glob("*", "nowhere"), overlay.grep(GrepQuery("x", "nowhere"))):
+        with pytest.raises(NotFoundError):
+            await missing
+
+
+async def test_deleted_files_do_not_eat_into_the_glob_limit(workspace: Path) -> None:
+    overlay = OverlayBackend(FilesystemBackend(workspace))
+    await overlay.delete("src/app.py")
+    assert await overlay.glob("**/*", limit=2) == ["README.md", "src/util.py"]
+
+
 async def test_grep_regexes_run_over_changed_text(workspace: Path) -> None:
     overlay = OverlayBackend(FilesystemBackend(workspace))
     await overlay.write_text("src/app.py", "value = 41\nvalue = 42\n")
