@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from deepacp.backends import FilesystemBackend
+from deepacp.backends import FilesystemBackend, GrepQuery
 from deepacp.backends.search import ripgrep
 
 
@@ -57,7 +57,7 @@ def main() -> None:
         slow = FilesystemBackend(root, use_ripgrep=False)
 
         def ours_grep(backend: FilesystemBackend = fast) -> None:
-            found = asyncio.run(backend.grep("needle in the haystack"))
+            found = asyncio.run(backend.grep(GrepQuery("needle in the haystack")))
             assert len(found) == args.files // 50, len(found)
 
         def ours_glob(backend: FilesystemBackend = fast) -> None:

@@ -36,7 +36,7 @@ class RedactSecrets(logging.Filter):
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """Each new log file (the first, and every one after a rollover) is 0600."""
 
-    def _open(self):  # type: ignore[no-untyped-def]
+    def _open(self):
         private_file(Path(self.baseFilename))
         return super()._open()
 

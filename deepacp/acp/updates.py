@@ -188,7 +188,7 @@ def permission_answer(
     """The option the user picked, or None when the client cancelled the question."""
     outcome = response.outcome
     if isinstance(outcome, S.AllowedOutcome) and outcome.option_id in request.options:
-        return outcome.option_id  # type: ignore[return-value]
+        return outcome.option_id
     return None
 
 

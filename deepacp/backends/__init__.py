@@ -1,5 +1,6 @@
 """Backends: where the agent's files live and whether it has a shell."""
 
+from deepacp.backends.base import BaseBackend, DelegatingBackend
 from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.editor import EditorBackend, EditorClient, EditorError, TerminalStatus
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
@@ -10,7 +11,8 @@ from deepacp.backends.permissions import (
     PermissionDenied,
     PermissionRule,
 )
-from deepacp.backends.protocol import Backend, Entry, ExecuteResult, GrepMatch
+from deepacp.backends.protocol import Backend, Entry, ExecuteResult, Shell, ShellCommand
+from deepacp.backends.search import GrepMatch, GrepQuery
 from deepacp.backends.shell import LocalShellBackend
 from deepacp.backends.state import StateBackend, state_scope
 from deepacp.backends.store import StoreBackend
@@ -18,8 +20,10 @@ from deepacp.backends.store import StoreBackend
 __all__ = [
     "Backend",
     "BackendError",
+    "BaseBackend",
     "CommandRule",
     "CompositeBackend",
+    "DelegatingBackend",
     "EditorBackend",
     "EditorClient",
     "EditorError",
@@ -27,12 +31,15 @@ __all__ = [
     "ExecuteResult",
     "FilesystemBackend",
     "GrepMatch",
+    "GrepQuery",
     "LocalShellBackend",
     "NotFoundError",
     "PathError",
     "PermissionBackend",
     "PermissionDenied",
     "PermissionRule",
+    "Shell",
+    "ShellCommand",
     "StateBackend",
     "StoreBackend",
     "TerminalStatus",

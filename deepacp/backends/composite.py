@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+from deepacp.backends.base import BaseBackend
 from deepacp.backends.paths import clean_path
-from deepacp.backends.protocol import (
-    Backend,
-    Entry,
-    ExecuteResult,
-    GrepMatch,
-    OutputCallback,
-    TerminalCallback,
-)
+from deepacp.backends.protocol import Backend, Entry, GrepMatch, GrepQuery, Shell
 
 
-class CompositeBackend(Backend):
+class CompositeBackend(BaseBackend):
     """Longest-prefix routing by absolute virtual prefix; everything else goes to `default`.
 
     A route key is an absolute prefix such as `/large_tool_results/`. Only absolute paths
     are routed, so a workspace folder of the same name stays reachable by its relative
-    path. `execute` always runs on the default backend.
+    path. Commands run in the default backend's shell.
     """
 
     def __init__(self, default: Backend, routes: dict[str, Backend]) -> None:
@@ -29,7 +24,10 @@ class CompositeBackend(Backend):
             ((("/" + key.strip("/") + "/"), backend) for key, backend in routes.items()),
             key=lambda item: -len(item[0]),
         )
-        self.can_execute = default.can_execute
+
+    @property
+    def shell(self) -> Shell | None:
+        return self.default.shell
 
     def route(self, path: str) -> tuple[Backend, str, str]:
         """(backend, path inside it, prefix to put back on results)."""
@@ -79,27 +77,7 @@ class CompositeBackend(Backend):
         backend, inner, prefix = self.route(path)
         return [prefix + p for p in await backend.glob(pattern, inner, limit=limit)]
 
-    async def grep(
-        self,
-        pattern: str,
-        path: str = "",
-        glob: str | None = None,
-        *,
-        regex: bool = False,
-        ignore_case: bool = False,
-        limit: int = 1000,
-    ) -> list[GrepMatch]:
-        backend, inner, prefix = self.route(path)
-        found = await backend.grep(
-            pattern, inner, glob, regex=regex, ignore_case=ignore_case, limit=limit
-        )
+    async def grep(self, query: GrepQuery) -> list[GrepMatch]:
+        backend, inner, prefix = self.route(query.path)
+        found = await backend.grep(dataclasses.replace(query, path=inner))
         return [GrepMatch(prefix + m.path, m.line, m.text) for m in found]
-
-    async def execute(
-        self,
-        command: str,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        on_terminal: TerminalCallback | None = None,
-    ) -> ExecuteResult:
-        return await self.default.execute(command, timeout, on_output, on_terminal)

@@ -16,18 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import FilesystemBackend
-from deepacp.backends.protocol import (
-    MAX_TEXT_BYTES,
-    Backend,
-    Entry,
-    ExecuteResult,
-    GrepMatch,
-    OutputCallback,
-    TerminalCallback,
-)
-from deepacp.backends.shell import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, MAX_TIMEOUT
+from deepacp.backends.protocol import MAX_TEXT_BYTES, ExecuteResult, Shell, ShellCommand
+from deepacp.backends.shell import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, checked_timeout
 
 
 class EditorError(Exception):
@@ -65,39 +58,35 @@ class EditorClient(Protocol):
     async def release_terminal(self, terminal_id: str) -> None: ...
 
 
-class EditorBackend(Backend):
+class EditorBackend(DelegatingBackend[FilesystemBackend]):
     """A disk backend whose reads, writes and commands go through the editor when it can."""
 
     def __init__(self, disk: FilesystemBackend, editor: EditorClient) -> None:
-        self.disk = disk
+        super().__init__(disk)
         self.editor = editor
-        self.can_execute = disk.can_execute or editor.can_run
 
-    def workspace_path(self, path: str) -> str:
-        return self.disk.workspace_path(path)
-
-    def disk_path(self, path: str) -> Path:
-        return self.disk.disk_path(path)
-
-    def resolved_path(self, path: str) -> str:
-        return self.disk.resolved_path(path)
+    @property
+    def shell(self) -> Shell | None:
+        if self.editor.can_run:
+            return EditorTerminal(self.editor, self.inner.root)
+        return self.inner.shell
 
     def _editor_path(self, path: str) -> str:
         """The absolute path to give the editor, after confinement; missing files raise."""
-        real = self.disk.confined_path(path)
+        real = self.inner.confined_path(path)
         if real.is_dir():
             raise BackendError(
                 f"{self.workspace_path(path) or '.'} is a directory; use ls to list it"
             )
-        return str(self.disk_path(path))
+        return str(self.inner.disk_path(path))
 
     async def read_text(self, path: str) -> str:
         if not self.editor.can_read:
-            return await self.disk.read_text(path)
+            return await self.inner.read_text(path)
         target = self._editor_path(path)
         if not Path(target).exists():
             raise NotFoundError(f"{self.workspace_path(path)}: no such file or directory")
-        await self.disk.read_text(path)  # the same checks as on disk: binary, too large
+        await self.inner.read_text(path)  # the same checks as on disk: binary, too large
         try:
             return await self.editor.read_text_file(target)
         except EditorError as exc:
@@ -107,7 +96,7 @@ class EditorBackend(Backend):
 
     async def write_text(self, path: str, content: str) -> None:
         if not self.editor.can_write:
-            return await self.disk.write_text(path, content)
+            return await self.inner.write_text(path, content)
         target = self._editor_path(path)
         if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
             raise BackendError(
@@ -120,51 +109,24 @@ class EditorBackend(Backend):
                 f"the editor could not write {self.workspace_path(path)}: {exc}"
             ) from None
 
-    async def ls(self, path: str = "") -> list[Entry]:
-        return await self.disk.ls(path)
 
-    async def delete(self, path: str) -> None:
-        await self.disk.delete(path)
+class EditorTerminal:
+    """Commands in the editor's terminals (`terminal/*`), in the workspace root `root`."""
 
-    async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
-        return await self.disk.glob(pattern, path, limit=limit)
+    def __init__(self, editor: EditorClient, root: Path) -> None:
+        self.editor = editor
+        self.root = root
 
-    async def grep(
-        self,
-        pattern: str,
-        path: str = "",
-        glob: str | None = None,
-        *,
-        regex: bool = False,
-        ignore_case: bool = False,
-        limit: int = 1000,
-    ) -> list[GrepMatch]:
-        return await self.disk.grep(
-            pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=limit
-        )
-
-    async def execute(
-        self,
-        command: str,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        on_terminal: TerminalCallback | None = None,
-    ) -> ExecuteResult:
-        if not self.editor.can_run:
-            return await self.disk.execute(command, timeout, on_output)
-        if not command.strip():
-            raise BackendError("command is empty")
-        timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-        if not 0 < timeout <= MAX_TIMEOUT:
-            raise BackendError(f"timeout must be between 0 and {MAX_TIMEOUT:.0f} seconds")
+    async def execute(self, run: ShellCommand) -> ExecuteResult:
+        timeout = checked_timeout(run, DEFAULT_TIMEOUT)
         try:
             terminal = await self.editor.create_terminal(
-                command, str(self.disk.root), DEFAULT_MAX_OUTPUT
+                run.command, str(self.root), DEFAULT_MAX_OUTPUT
             )
         except EditorError as exc:
             raise BackendError(f"the editor could not start the command: {exc}") from None
-        if on_terminal is not None:
-            on_terminal(terminal)
+        if run.on_terminal is not None:
+            run.on_terminal(terminal)
         try:
             await asyncio.wait_for(self.editor.wait_for_exit(terminal), timeout)
             status = await self.editor.terminal_status(terminal)

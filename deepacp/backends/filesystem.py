@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import secrets
 import stat
@@ -10,10 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from deepacp.backends import search
+from deepacp.backends.base import BaseBackend
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
 from deepacp.backends.globs import GlobError
 from deepacp.backends.paths import clean_path, confine, to_workspace_path
-from deepacp.backends.protocol import MAX_TEXT_BYTES, Backend, Entry, GrepMatch
+from deepacp.backends.protocol import MAX_TEXT_BYTES, Backend, Entry, GrepMatch, GrepQuery
 
 MAX_LS_ENTRIES = 1000
 
@@ -98,7 +100,7 @@ def atomic_write(target: Path, content: str) -> None:
             entry.unlink(missing_ok=True)
 
 
-class FilesystemBackend(Backend):
+class FilesystemBackend(BaseBackend):
     """Files under `root_dir` on disk; nothing outside it is reachable."""
 
     def __init__(
@@ -258,27 +260,10 @@ class FilesystemBackend(Backend):
 
         return await asyncio.to_thread(matching)
 
-    async def grep(
-        self,
-        pattern: str,
-        path: str = "",
-        glob: str | None = None,
-        *,
-        regex: bool = False,
-        ignore_case: bool = False,
-        limit: int = 1000,
-    ) -> list[GrepMatch]:
-        start = self._search_start(path)
+    async def grep(self, query: GrepQuery) -> list[GrepMatch]:
+        query = dataclasses.replace(query, path=self._search_start(query.path))
         return await search.grep_files(
-            self.root,
-            pattern,
-            start,
-            glob,
-            regex=regex,
-            ignore_case=ignore_case,
-            limit=limit,
-            use_rg=self.use_ripgrep,
-            exclude=self.hidden,
+            self.root, query, use_rg=self.use_ripgrep, exclude=self.hidden
         )
 
 

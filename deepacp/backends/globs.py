@@ -16,12 +16,13 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 MAX_ALTERNATIVES = 256
 
-Segment = Callable[[str], bool]
+Segment = Callable[[str], object]
+"""Whether a segment (or a character) matches: anything truthy is a match."""
 
 
 class GlobError(ValueError):
@@ -63,7 +64,8 @@ def expand_braces(pattern: str) -> list[str]:
 
 def _tokens(segment: str) -> list[str]:
     """A segment as tokens: `*`, `?`, `[class]`, or one literal character."""
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     while i < len(segment):
         ch = segment[i]
         if ch == "*":
@@ -96,34 +98,50 @@ def _regex(token: str) -> str:
     return re.escape(token)
 
 
-def _star_match(tokens: list[str], text: str) -> bool:
-    """Greedy wildcard matching with single backtracking to the last star: O(len × tokens)."""
-    classes = {t: re.compile(_regex(t)) for t in tokens if len(t) > 1}
+def _no_more(part: str) -> bool:
+    return False
+
+
+def _anything(part: str) -> bool:
+    return True
+
+
+def greedy_match(matchers: Sequence[Segment | None], parts: Sequence[str]) -> bool:
+    """Greedy wildcard matching with single backtracking to the last star (a None matcher,
+    which takes any run of parts): O(len(parts) × len(matchers)). Serves both levels: the
+    characters of a segment, and the segments of a path (`**` being the star)."""
     t = p = 0
     star, mark = -1, 0
-    while p < len(text):
-        token = tokens[t] if t < len(tokens) else None
-        if token == "*":
+    while p < len(parts):
+        here = matchers[t] if t < len(matchers) else _no_more
+        if here is None:
             star, mark, t = t, p, t + 1
-        elif token is not None and (
-            token == "?"
-            or (token in classes and classes[token].fullmatch(text[p]))
-            or token == text[p]
-        ):
+        elif here(parts[p]):
             t, p = t + 1, p + 1
         elif star != -1:
             mark += 1
             t, p = star + 1, mark
         else:
             return False
-    return all(token == "*" for token in tokens[t:])
+    return all(m is None for m in matchers[t:])
+
+
+def _character(token: str) -> Segment | None:
+    """The matcher of one segment token for `greedy_match` (None for `*`)."""
+    if token == "*":
+        return None
+    if token == "?":
+        return _anything
+    if len(token) > 1:
+        return re.compile(_regex(token)).fullmatch
+    return token.__eq__
 
 
 def _segment(segment: str) -> Segment:
     tokens = _tokens(segment)
     if tokens.count("*") <= 1:
-        return re.compile("".join(map(_regex, tokens)) + r"\Z").match  # type: ignore[return-value]
-    return functools.partial(_star_match, tokens)
+        return re.compile("".join(map(_regex, tokens)) + r"\Z").match
+    return functools.partial(greedy_match, [_character(t) for t in tokens])
 
 
 GLOBSTAR = "**"
@@ -135,21 +153,7 @@ class _Alternative:
     matchers: tuple[Segment | None, ...]  # None: `**`
 
     def match(self, path: str) -> bool:
-        """Greedy matching of segments, `**` (None) being a star over whole segments."""
-        parts, matchers = path.split("/"), self.matchers
-        t = p = 0
-        star, mark = -1, 0
-        while p < len(parts):
-            if t < len(matchers) and matchers[t] is None:
-                star, mark, t = t, p, t + 1
-            elif t < len(matchers) and matchers[t](parts[p]):  # type: ignore[misc]
-                t, p = t + 1, p + 1
-            elif star != -1:
-                mark += 1
-                t, p = star + 1, mark
-            else:
-                return False
-        return all(m is None for m in matchers[t:])
+        return greedy_match(self.matchers, path.split("/"))
 
 
 def _one_regex(segments: tuple[str, ...]) -> str | None:
@@ -195,9 +199,10 @@ def compile_glob(pattern: str) -> Glob:
         matchers = tuple(None if s == GLOBSTAR else _segment(s) for s in segments)
         alternatives.append(_Alternative(segments, matchers))
         regexes.append(_one_regex(segments))
+    bounded = [r for r in regexes if r is not None]
     regex = None
-    if all(r is not None for r in regexes):
-        regex = re.compile("(?:" + "|".join(regexes) + r")\Z")  # type: ignore[arg-type]
+    if len(bounded) == len(regexes):
+        regex = re.compile("(?:" + "|".join(bounded) + r")\Z")
     return Glob(pattern, tuple(alternatives), regex)
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from deepacp.backends import search
+from deepacp.backends.base import BaseBackend
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import glob_pattern
 from deepacp.backends.paths import to_workspace_path
-from deepacp.backends.protocol import MAX_TEXT_BYTES, Backend, Entry, GrepMatch
+from deepacp.backends.protocol import MAX_TEXT_BYTES, Entry, GrepMatch, GrepQuery
 
 
-class KeyValueBackend(Backend):
+class KeyValueBackend(BaseBackend):
     """A virtual tree (root `/`) over four primitives: load, list, save, remove."""
 
     async def _load(self, path: str) -> str | None:
@@ -87,21 +88,9 @@ class KeyValueBackend(Backend):
         prefix = f"{start}/" if start else ""
         return [p for p in paths if search.glob_matches(pattern, p.removeprefix(prefix))][:limit]
 
-    async def grep(
-        self,
-        pattern: str,
-        path: str = "",
-        glob: str | None = None,
-        *,
-        regex: bool = False,
-        ignore_case: bool = False,
-        limit: int = 1000,
-    ) -> list[GrepMatch]:
-        start, paths = await self._under(path)
+    async def grep(self, query: GrepQuery) -> list[GrepMatch]:
+        start, paths = await self._under(query.path)
         prefix = f"{start}/" if start else ""
-        if glob:
+        if glob := query.glob:
             paths = [p for p in paths if search.filter_matches(glob, p.removeprefix(prefix))]
-        items = [(p, await self._load(p) or "") for p in paths]
-        return await search.grep_texts(
-            items, pattern, regex=regex, ignore_case=ignore_case, limit=limit
-        )
+        return await search.grep_texts([(p, await self._load(p) or "") for p in paths], query)

@@ -9,42 +9,35 @@ overlay.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 from deepacp.backends import search
+from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import FilesystemBackend
-from deepacp.backends.protocol import (
-    MAX_TEXT_BYTES,
-    Backend,
-    Entry,
-    ExecuteResult,
-    GrepMatch,
-    OutputCallback,
-    TerminalCallback,
-)
+from deepacp.backends.protocol import MAX_TEXT_BYTES, Entry, GrepMatch, GrepQuery
 
 Documents = Callable[[Path], str | None]
 """The editor's text for an open file (by absolute path), or None when it is not open."""
 
+T = TypeVar("T")
 
-class OverlayBackend(Backend):
+
+class OverlayBackend(DelegatingBackend[FilesystemBackend]):
+    """The workspace on disk, with the agent's changes held in memory over it."""
+
     def __init__(self, disk: FilesystemBackend, documents: Documents | None = None) -> None:
-        self.disk = disk
+        super().__init__(disk)
         self.documents = documents or (lambda path: None)
-        self.can_execute = disk.can_execute
         self._new: dict[str, str | None] = {}
         self._base: dict[str, str | None] = {}
 
-    def workspace_path(self, path: str) -> str:
-        return self.disk.workspace_path(path)
-
     def disk_path(self, path: str) -> Path:
-        return self.disk.disk_path(path)
-
-    def resolved_path(self, path: str) -> str:
-        return self.disk.resolved_path(path)
+        """Always a path on disk (the LSP face makes a file URI of it)."""
+        return self.inner.disk_path(path)
 
     def changes(self) -> dict[str, tuple[str | None, str | None]]:
         """Workspace path -> (text the agent started from, text now); None: no file."""
@@ -53,13 +46,13 @@ class OverlayBackend(Backend):
     async def _current(self, relative: str) -> str | None:
         if relative in self._new:
             return self._new[relative]
-        real = self.disk.confined_path(relative)
+        real = self.inner.confined_path(relative)
         document = self.documents(self.disk_path(relative))
         if document is not None:
             return document
         if not real.exists():
             return None
-        return await self.disk.read_text(relative)
+        return await self.inner.read_text(relative)
 
     async def read_text(self, path: str) -> str:
         relative = self.workspace_path(path)
@@ -77,7 +70,7 @@ class OverlayBackend(Backend):
         relative = self.workspace_path(path)
         if not relative:
             raise BackendError("cannot write to the workspace root itself; give a file path")
-        if self.disk.confined_path(relative).is_dir():
+        if self.inner.confined_path(relative).is_dir():
             raise BackendError(f"{relative} is a directory")
         if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
             raise BackendError(f"content for {relative} is larger than {MAX_TEXT_BYTES} bytes")
@@ -85,18 +78,35 @@ class OverlayBackend(Backend):
 
     async def delete(self, path: str) -> None:
         relative = self.workspace_path(path)
-        if self.disk.confined_path(relative).is_dir():
+        if self.inner.confined_path(relative).is_dir():
             raise BackendError(f"{relative} is a directory; only files can be deleted here")
         if await self._current(relative) is None:
             raise NotFoundError(f"{relative}: no such file or directory")
         await self._change(relative, None)
 
+    def _makes(self, start: str) -> bool:
+        """Whether the agent's new files make `start` exist (as one of them, or a folder)."""
+        return any(
+            text is not None and (changed == start or changed.startswith(f"{start}/"))
+            for changed, text in self._new.items()
+        )
+
+    async def _on_disk(self, start: str, found: Awaitable[list[T]]) -> list[T]:
+        """What the disk has at `start`: nothing where only the agent's new files make it."""
+        try:
+            return await found
+        except NotFoundError:
+            if not self._makes(start):
+                raise
+            return []
+
     async def ls(self, path: str = "") -> list[Entry]:
         relative = self.workspace_path(path)
+        if self._new.get(relative) is not None:
+            raise BackendError(f"{relative} is a file, not a directory; use read_file")
         prefix = f"{relative}/" if relative else ""
-        entries = {
-            e.path: e for e in await self.disk.ls(path) if self._new.get(e.path, "") is not None
-        }
+        on_disk = await self._on_disk(relative, self.inner.ls(path))
+        entries = {e.path: e for e in on_disk if self._new.get(e.path, "") is not None}
         for changed, text in self._new.items():
             if text is not None and changed.startswith(prefix):
                 name = changed[len(prefix) :].split("/", 1)[0]
@@ -106,8 +116,11 @@ class OverlayBackend(Backend):
         return sorted(entries.values(), key=lambda e: e.path)
 
     async def glob(self, pattern: str, path: str = "", *, limit: int = 1000) -> list[str]:
-        found = set(await self.disk.glob(pattern, path, limit=limit))
         start = self.workspace_path(path)
+        deleted = sum(text is None for text in self._new.values())  # may hide disk results
+        found = set(
+            await self._on_disk(start, self.inner.glob(pattern, path, limit=limit + deleted))
+        )
         prefix = f"{start}/" if start else ""
         for changed, text in self._new.items():
             if text is None:
@@ -118,42 +131,21 @@ class OverlayBackend(Backend):
                 found.add(changed)
         return sorted(found, key=search.path_order)[:limit]
 
-    async def grep(
-        self,
-        pattern: str,
-        path: str = "",
-        glob: str | None = None,
-        *,
-        regex: bool = False,
-        ignore_case: bool = False,
-        limit: int = 1000,
-    ) -> list[GrepMatch]:
+    async def grep(self, query: GrepQuery) -> list[GrepMatch]:
         """Disk results, with files the overlay or an open document holds searched as they
         are now."""
-        on_disk = await self.disk.grep(
-            pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=limit * 2
-        )
-        start = self.workspace_path(path)
+        start = self.workspace_path(query.path)
+        wider = dataclasses.replace(query, limit=query.limit * 2)
+        on_disk = await self._on_disk(start, self.inner.grep(wider))
         prefix = f"{start}/" if start else ""
         candidates = {m.path for m in on_disk} | set(self._new)
         live: dict[str, str] = {}
         for relative in candidates:
             if relative != start and not relative.startswith(prefix):
                 continue
-            if glob and not search.filter_matches(glob, relative.removeprefix(prefix)):
+            if query.glob and not search.filter_matches(query.glob, relative.removeprefix(prefix)):
                 continue
             text = await self._current(relative)
             if text is not None:
                 live[relative] = text
-        return await search.grep_texts(
-            live.items(), pattern, regex=regex, ignore_case=ignore_case, limit=limit
-        )
-
-    async def execute(
-        self,
-        command: str,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        on_terminal: TerminalCallback | None = None,
-    ) -> ExecuteResult:
-        return await self.disk.execute(command, timeout, on_output, on_terminal)
+        return await search.grep_texts(live.items(), query)

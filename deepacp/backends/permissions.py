@@ -22,12 +22,13 @@ a tool call): the shell is never a silent way around the path rules.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
+from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError, PathError
 from deepacp.backends.globs import compile_glob
 from deepacp.backends.protocol import (
@@ -35,8 +36,9 @@ from deepacp.backends.protocol import (
     Entry,
     ExecuteResult,
     GrepMatch,
-    OutputCallback,
-    TerminalCallback,
+    GrepQuery,
+    Shell,
+    ShellCommand,
 )
 
 Operation = Literal["read", "write"]
@@ -156,13 +158,34 @@ def _rooted(workspace_path: str) -> str:
     return workspace_path if workspace_path.startswith("/") else "/" + workspace_path
 
 
-class PermissionBackend(Backend):
+class PolicedShell:
+    """A shell that runs only the commands the command rules permit."""
+
+    def __init__(self, inner: Shell, rules: Sequence[CommandRule], *, path_rules: bool) -> None:
+        self.inner = inner
+        self.rules = rules
+        self.path_rules = path_rules
+
+    async def execute(self, run: ShellCommand) -> ExecuteResult:
+        decision = command_decision(self.rules, run.command, path_rules_present=self.path_rules)
+        if decision == "deny" or (decision == "interrupt" and not _in_tool_call.get()):
+            raise PermissionDenied(f"the shell policy does not permit running: {run.command}")
+        return await self.inner.execute(run)
+
+
+class PermissionBackend(DelegatingBackend[Backend]):
     """Wraps a backend; refuses what the rules refuse, hides what they hide from listings."""
 
     def __init__(self, inner: Backend, rules: Sequence[Rule]) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.path_rules, self.command_rules = split_rules(rules)
-        self.can_execute = inner.can_execute
+
+    @property
+    def shell(self) -> Shell | None:
+        inner = self.inner.shell
+        if inner is None:
+            return None
+        return PolicedShell(inner, self.command_rules, path_rules=bool(self.path_rules))
 
     def rule_paths(self, path: str) -> tuple[str, ...]:
         """The paths rules are matched against: as written, and where links lead."""
@@ -188,15 +211,6 @@ class PermissionBackend(Backend):
             where = paths[0] if len(paths) == 1 else f"{paths[0]} (which leads to {paths[1]})"
             raise PermissionDenied(f"{operation} access to {where} is not permitted")
 
-    def workspace_path(self, path: str) -> str:
-        return self.inner.workspace_path(path)
-
-    def disk_path(self, path: str) -> Path | None:
-        return self.inner.disk_path(path)
-
-    def resolved_path(self, path: str) -> str:
-        return self.inner.resolved_path(path)
-
     def _visible(self, path: str) -> bool:
         try:
             return self._allowed("read", path)
@@ -215,7 +229,10 @@ class PermissionBackend(Backend):
         self._check("write", path)
         await self.inner.write_text(path, content)
 
-    async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False):
+    async def edit(
+        self, path: str, old: str, new: str, *, replace_all: bool = False
+    ) -> tuple[str, str]:
+        """Checked as a write alone (the text it reads is the text it changes)."""
         self._check("write", path)
         return await self.inner.edit(path, old, new, replace_all=replace_all)
 
@@ -228,32 +245,7 @@ class PermissionBackend(Backend):
         found = await self.inner.glob(pattern, path, limit=limit * 2)
         return [p for p in found if self._visible(p)][:limit]
 
-    async def grep(
-        self,
-        pattern: str,
-        path: str = "",
-        glob: str | None = None,
-        *,
-        regex: bool = False,
-        ignore_case: bool = False,
-        limit: int = 1000,
-    ) -> list[GrepMatch]:
-        self._check("read", path)
-        found = await self.inner.grep(
-            pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=limit * 2
-        )
-        return [m for m in found if self._visible(m.path)][:limit]
-
-    async def execute(
-        self,
-        command: str,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        on_terminal: TerminalCallback | None = None,
-    ) -> ExecuteResult:
-        decision = command_decision(
-            self.command_rules, command, path_rules_present=bool(self.path_rules)
-        )
-        if decision == "deny" or (decision == "interrupt" and not _in_tool_call.get()):
-            raise PermissionDenied(f"the shell policy does not permit running: {command}")
-        return await self.inner.execute(command, timeout, on_output, on_terminal)
+    async def grep(self, query: GrepQuery) -> list[GrepMatch]:
+        self._check("read", query.path)
+        found = await self.inner.grep(dataclasses.replace(query, limit=query.limit * 2))
+        return [m for m in found if self._visible(m.path)][: query.limit]

@@ -26,6 +26,23 @@ WINDOW_OVERLAP = 4096
 
 
 @dataclass(frozen=True, slots=True)
+class GrepQuery:
+    """What to search for and where: passed whole through every backend layer.
+
+    `path` is the file or folder to search as the caller wrote it (a backend that routes or
+    resolves it passes a query with its own form of the path on); `glob` keeps only files
+    whose path below `path` (or, without a `/`, whose name) matches; `limit` caps the
+    matches, the first in path order."""
+
+    pattern: str
+    path: str = ""
+    glob: str | None = None
+    regex: bool = False
+    ignore_case: bool = False
+    limit: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
 class GrepMatch:
     path: str
     line: int
@@ -110,9 +127,9 @@ def _walk(
             yield rel
 
 
-def make_matcher(pattern: str, *, regex: bool, ignore_case: bool) -> re.Pattern[str]:
-    flags = re.IGNORECASE if ignore_case else 0
-    return re.compile(pattern if regex else re.escape(pattern), flags)
+def make_matcher(query: GrepQuery) -> re.Pattern[str]:
+    flags = re.IGNORECASE if query.ignore_case else 0
+    return re.compile(query.pattern if query.regex else re.escape(query.pattern), flags)
 
 
 def clip_line(line: str) -> str:
@@ -128,10 +145,10 @@ def grep_text(path: str, text: str, matcher: re.Pattern[str]) -> Iterator[GrepMa
             yield GrepMatch(path, number, clip_line(line))
 
 
-def grep_texts_now(
-    items: Iterable[tuple[str, str]], matcher: re.Pattern[str], limit: int
-) -> list[GrepMatch]:
-    """grep over (path, text) pairs, in this process (literal patterns, or the worker)."""
+def grep_texts_now(items: Iterable[tuple[str, str]], query: GrepQuery) -> list[GrepMatch]:
+    """grep over (path, text) pairs, in this process (literal patterns, or the worker);
+    the caller has already chosen the texts (`query.path` and `query.glob` are not used)."""
+    matcher, limit = make_matcher(query), query.limit
     found: list[GrepMatch] = []
     for path, text in sorted(items, key=lambda item: path_order(item[0])):
         if "\0" in text:
@@ -195,20 +212,12 @@ def relative_to(path: str, start: str) -> str:
     return path[len(start) + 1 :] if start and path.startswith(start + "/") else path
 
 
-def py_grep(
-    root: Path,
-    pattern: str,
-    start: str,
-    glob: str | None,
-    *,
-    regex: bool,
-    ignore_case: bool,
-    limit: int,
-    exclude: tuple[str, ...] = (),
-) -> list[GrepMatch]:
-    """The pure-Python search of a tree: a sorted walk, files read in pieces, stopping at
-    `limit`. Runs in a thread for literal patterns and in the worker for regexes."""
-    matcher = make_matcher(pattern, regex=regex, ignore_case=ignore_case)
+def py_grep(root: Path, query: GrepQuery, exclude: tuple[str, ...] = ()) -> list[GrepMatch]:
+    """The pure-Python search of a tree (`query.path` a workspace path): a sorted walk, files
+    read in pieces, stopping at the limit. Runs in a thread for literal patterns and in the
+    worker for regexes."""
+    matcher = make_matcher(query)
+    start, glob, limit = query.path, query.glob, query.limit
     found: list[GrepMatch] = []
     target = root / start if start else root
     files = [start] if start and target.is_file() else walk_files(root, start, exclude)

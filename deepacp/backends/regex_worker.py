@@ -8,26 +8,16 @@ import json
 import sys
 from pathlib import Path
 
-from deepacp.backends.pysearch import grep_texts_now, make_matcher, py_grep
+from deepacp.backends.pysearch import GrepQuery, grep_texts_now, py_grep
 
 
 def main() -> int:
     request = json.load(sys.stdin)
-    pattern, ignore_case, limit = request["pattern"], request["ignore_case"], request["limit"]
+    query = GrepQuery(**request["query"])
     if "texts" in request:
-        matcher = make_matcher(pattern, regex=True, ignore_case=ignore_case)
-        found = grep_texts_now([tuple(item) for item in request["texts"]], matcher, limit)
+        found = grep_texts_now([(path, text) for path, text in request["texts"]], query)
     else:
-        found = py_grep(
-            Path(request["root"]),
-            pattern,
-            request["start"],
-            request["glob"],
-            regex=True,
-            ignore_case=ignore_case,
-            limit=limit,
-            exclude=tuple(request["exclude"]),
-        )
+        found = py_grep(Path(request["root"]), query, tuple(request["exclude"]))
     json.dump([[m.path, m.line, m.text] for m in found], sys.stdout)
     return 0
 

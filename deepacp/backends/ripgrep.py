@@ -14,7 +14,14 @@ from pathlib import Path
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.globs import filter_matches
-from deepacp.backends.pysearch import GrepMatch, clip_line, is_excluded, match_order, relative_to
+from deepacp.backends.pysearch import (
+    GrepMatch,
+    GrepQuery,
+    clip_line,
+    is_excluded,
+    match_order,
+    relative_to,
+)
 
 RG_MAX_COLUMNS = 65536
 """ripgrep prints at most this much of a matching line (we show far less)."""
@@ -93,8 +100,9 @@ async def rg_files(
     out: list[str] = []
     rest = b""
     async with _rg(root, [*args, "--", _rg_target(start)]) as proc:
+        assert proc.stdout is not None
         while True:
-            chunk = await proc.stdout.read(1 << 16)  # type: ignore[union-attr]
+            chunk = await proc.stdout.read(1 << 16)
             names = (rest + chunk).split(b"\0")
             rest = names.pop() if chunk else b""
             for raw in names if chunk else [*names, rest]:
@@ -117,32 +125,24 @@ class _TooManyMatches(Exception):
     """More matches than a parallel search should hold: search again in path order."""
 
 
-async def rg_grep(
-    root: Path,
-    pattern: str,
-    start: str,
-    glob: str | None,
-    *,
-    regex: bool,
-    ignore_case: bool,
-    limit: int,
-    exclude: tuple[str, ...] = (),
-) -> list[GrepMatch]:
-    """First a parallel search holding at most `PARALLEL_MATCHES_PER_LIMIT` × `limit`
-    matches (then sorted and cut); when there are more, a search in path order (one rg
-    thread) that stops at `limit`. Either way the first `limit` matches in path order."""
+async def rg_grep(root: Path, query: GrepQuery, exclude: tuple[str, ...] = ()) -> list[GrepMatch]:
+    """grep a tree (`query.path` a workspace path). First a parallel search holding at most
+    `PARALLEL_MATCHES_PER_LIMIT` × limit matches (then sorted and cut); when there are
+    more, a search in path order (one rg thread) that stops at the limit. Either way the
+    first matches in path order."""
+    start, glob, limit = query.path, query.glob, query.limit
     args = ["--no-heading", "--line-number", "--with-filename"]
     args += [f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview"]
-    if not regex:
+    if not query.regex:
         args.append("--fixed-strings")
-    if ignore_case:
+    if query.ignore_case:
         args.append("--ignore-case")
     if glob:  # rg skips what the glob excludes; we still check each path ourselves
         rg_glob = glob if "/" not in glob else _rg_path_glob(glob, start)
         if rg_glob is not None:
             args.append(f"--glob={rg_glob}")
     args += _exclude_args(exclude)
-    target = ["--regexp", pattern, "--", _rg_target(start)]
+    target = ["--regexp", query.pattern, "--", _rg_target(start)]
 
     decided: dict[str, bool] = {}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import sys
 from collections.abc import Iterable
@@ -26,9 +27,9 @@ from deepacp.backends.errors import BackendError
 from deepacp.backends.globs import compile_glob, filter_matches, glob_matches
 from deepacp.backends.pysearch import (
     GrepMatch,
+    GrepQuery,
     grep_texts_now,
     is_excluded,
-    make_matcher,
     path_order,
     py_files,
     py_grep,
@@ -38,6 +39,7 @@ from deepacp.backends.ripgrep import rg_files, rg_grep, ripgrep
 
 __all__ = [
     "GrepMatch",
+    "GrepQuery",
     "compile_glob",
     "filter_matches",
     "glob_matches",
@@ -51,30 +53,18 @@ REGEX_DEADLINE = 30.0
 """Seconds a Python regex search may take before it is stopped."""
 
 
-async def grep_texts(
-    items: Iterable[tuple[str, str]],
-    pattern: str,
-    *,
-    regex: bool,
-    ignore_case: bool,
-    limit: int,
-) -> list[GrepMatch]:
-    """grep over texts held in memory (the state, store and overlay backends)."""
+async def grep_texts(items: Iterable[tuple[str, str]], query: GrepQuery) -> list[GrepMatch]:
+    """grep over texts held in memory (the state, store and overlay backends), which the
+    caller has already chosen by `query.path` and `query.glob`."""
     items = list(items)
-    if regex:
-        request = {"texts": items}
-        return await _in_worker(request, pattern, ignore_case=ignore_case, limit=limit)
-    matcher = make_matcher(pattern, regex=False, ignore_case=ignore_case)
-    return grep_texts_now(items, matcher, limit)
+    if query.regex:
+        return await _in_worker({"texts": items}, query)
+    return grep_texts_now(items, query)
 
 
-async def _in_worker(
-    request: dict, pattern: str, *, ignore_case: bool, limit: int
-) -> list[GrepMatch]:
+async def _in_worker(request: dict, query: GrepQuery) -> list[GrepMatch]:
     """Run a Python-regex search in `regex_worker`, stopped after `REGEX_DEADLINE`."""
-    body = json.dumps(
-        {**request, "pattern": pattern, "ignore_case": ignore_case, "limit": limit}
-    ).encode()
+    body = json.dumps({**request, "query": dataclasses.asdict(query)}).encode()
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-I",  # never import from the workspace (the worker's cwd is not on sys.path)
@@ -123,41 +113,13 @@ async def list_files(
 
 
 async def grep_files(
-    root: Path,
-    pattern: str,
-    start: str = "",
-    glob: str | None = None,
-    *,
-    regex: bool = False,
-    ignore_case: bool = False,
-    limit: int = 1000,
-    use_rg: bool | None = None,
-    exclude: tuple[str, ...] = (),
+    root: Path, query: GrepQuery, *, use_rg: bool | None = None, exclude: tuple[str, ...] = ()
 ) -> list[GrepMatch]:
+    """grep over the files of a tree (`query.path` a workspace path under `root`)."""
     if use_rg is None:
         use_rg = ripgrep() is not None
     if use_rg:
-        return await rg_grep(
-            root,
-            pattern,
-            start,
-            glob,
-            regex=regex,
-            ignore_case=ignore_case,
-            limit=limit,
-            exclude=exclude,
-        )
-    if regex:
-        request = {"root": str(root), "start": start, "glob": glob, "exclude": list(exclude)}
-        return await _in_worker(request, pattern, ignore_case=ignore_case, limit=limit)
-    return await asyncio.to_thread(
-        py_grep,
-        root,
-        pattern,
-        start,
-        glob,
-        regex=False,
-        ignore_case=ignore_case,
-        limit=limit,
-        exclude=exclude,
-    )
+        return await rg_grep(root, query, exclude)
+    if query.regex:
+        return await _in_worker({"root": str(root), "exclude": list(exclude)}, query)
+    return await asyncio.to_thread(py_grep, root, query, exclude)

@@ -1,4 +1,5 @@
-"""LocalShellBackend: the workspace on disk plus a local shell (no sandbox)."""
+"""The local shell: `LocalShell` runs commands on this machine (no sandbox), and
+`LocalShellBackend` is the workspace on disk with one."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.filesystem import FilesystemBackend
-from deepacp.backends.protocol import ExecuteResult, OutputCallback, TerminalCallback
+from deepacp.backends.protocol import ExecuteResult, OutputCallback, ShellCommand
 from deepacp.secrets import redact, secrets_in
 
 DEFAULT_TIMEOUT = 120.0
@@ -115,8 +116,19 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
-class LocalShellBackend(FilesystemBackend):
-    """FilesystemBackend plus `execute` in the workspace root.
+def checked_timeout(run: ShellCommand, default: float) -> float:
+    """The seconds `run` may take (`default` when it does not say), or `BackendError` for an
+    empty command or a timeout out of range: the checks every shell makes first."""
+    if not run.command.strip():
+        raise BackendError("command is empty")
+    timeout = default if run.timeout is None else run.timeout
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise BackendError(f"timeout must be between 0 and {MAX_TIMEOUT:.0f} seconds")
+    return timeout
+
+
+class LocalShell:
+    """Commands in `root`, on this machine.
 
     Each command runs in its own process group; on timeout or cancel the whole group is
     killed, and so it is when this process dies (see `lifeline`). At most
@@ -124,39 +136,24 @@ class LocalShellBackend(FilesystemBackend):
     protects the user.
     """
 
-    can_execute = True
-
     def __init__(
         self,
-        root_dir: str | Path,
+        root: Path,
         *,
         default_timeout: float = DEFAULT_TIMEOUT,
         max_output: int = DEFAULT_MAX_OUTPUT,
         env: dict[str, str] | None = None,
-        use_ripgrep: bool | None = None,
-        hidden: Sequence[Path] = (),
     ) -> None:
-        super().__init__(root_dir, use_ripgrep=use_ripgrep, hidden=hidden)
+        self.root = root
         self.default_timeout = default_timeout
         self.max_output = max_output
         self.env = command_environment(env)
         self._slots = asyncio.Semaphore(MAX_PARALLEL_COMMANDS)
 
-    async def execute(
-        self,
-        command: str,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        on_terminal: TerminalCallback | None = None,
-    ) -> ExecuteResult:
-        if not command.strip():
-            raise BackendError("command is empty")
-        if timeout is None:
-            timeout = self.default_timeout
-        if not 0 < timeout <= MAX_TIMEOUT:
-            raise BackendError(f"timeout must be between 0 and {MAX_TIMEOUT:.0f} seconds")
+    async def execute(self, run: ShellCommand) -> ExecuteResult:
+        timeout = checked_timeout(run, self.default_timeout)
         async with self._slots:
-            return await self._run(command, timeout, on_output)
+            return await self._run(run.command, timeout, run.on_output)
 
     async def _run(
         self, command: str, timeout: float, on_output: OutputCallback | None
@@ -206,3 +203,26 @@ class LocalShellBackend(FilesystemBackend):
             truncated=capture.truncated,
             timed_out=timed_out,
         )
+
+
+class LocalShellBackend(FilesystemBackend):
+    """FilesystemBackend plus a `LocalShell` in the workspace root."""
+
+    def __init__(
+        self,
+        root_dir: str | Path,
+        *,
+        default_timeout: float = DEFAULT_TIMEOUT,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        env: dict[str, str] | None = None,
+        use_ripgrep: bool | None = None,
+        hidden: Sequence[Path] = (),
+    ) -> None:
+        super().__init__(root_dir, use_ripgrep=use_ripgrep, hidden=hidden)
+        self._shell = LocalShell(
+            self.root, default_timeout=default_timeout, max_output=max_output, env=env
+        )
+
+    @property
+    def shell(self) -> LocalShell:
+        return self._shell

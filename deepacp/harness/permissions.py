@@ -32,7 +32,7 @@ def approval_gates(backend: PermissionBackend) -> dict[str, InterruptOnConfig]:
     gates: dict[str, InterruptOnConfig] = {}
     for tool, (operation, arg) in FILE_TOOL_ACCESS.items():
         gates[tool] = _file_gate(backend, operation, arg)
-    if backend.can_execute:
+    if backend.shell is not None:
 
         def run_when(request: Any) -> bool:
             command = str(request.tool_call["args"].get("command", ""))

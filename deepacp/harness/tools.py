@@ -18,7 +18,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from deepacp.backends.errors import BackendError, NotFoundError
-from deepacp.backends.protocol import Backend
+from deepacp.backends.protocol import Backend, GrepQuery, Shell, ShellCommand
 from deepacp.harness.contracts import EditArtifact, ToolOutputSignal, ToolTerminalSignal
 from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 from deepacp.secrets import clip
@@ -212,10 +212,10 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
             regex: Treat pattern as a regular expression.
             ignore_case: Match case-insensitively.
         """
+        limit = MAX_RESULTS + 1  # one more than shown: tells whether there were more
+        query = GrepQuery(pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=limit)
         try:
-            found = await backend.grep(
-                pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=MAX_RESULTS + 1
-            )
+            found = await backend.grep(query)
         except re.error as exc:
             raise BackendError(f"invalid regular expression: {exc}") from None
         if not found:
@@ -234,12 +234,12 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
         _tool(glob, GLOB),
         _tool(grep, GREP),
     ]
-    if backend.can_execute:
-        tools.append(execute_tool(backend))
+    if (shell := backend.shell) is not None:
+        tools.append(execute_tool(shell))
     return tools
 
 
-def execute_tool(backend: Backend) -> BaseTool:
+def execute_tool(shell: Shell) -> BaseTool:
     async def execute(command: str, runtime: ToolRuntime, timeout: float | None = None) -> Any:
         """Run a shell command in the workspace root and return its output and exit code.
 
@@ -247,7 +247,7 @@ def execute_tool(backend: Backend) -> BaseTool:
             command: The shell command line.
             timeout: Seconds before the command is killed (default 120).
         """
-        call_id = runtime.tool_call_id
+        call_id = runtime.tool_call_id or ""  # always set when the agent calls the tool
 
         def forward(text: str) -> None:
             runtime.stream_writer(ToolOutputSignal(call_id, text))
@@ -255,7 +255,7 @@ def execute_tool(backend: Backend) -> BaseTool:
         def show_terminal(terminal_id: str) -> None:
             runtime.stream_writer(ToolTerminalSignal(call_id, terminal_id))
 
-        result = await backend.execute(command, timeout, forward, show_terminal)
+        result = await shell.execute(ShellCommand(command, timeout, forward, show_terminal))
         output = result.output.rstrip("\n")
         if result.timed_out:
             raise ToolException(f"{output}\n[timed out; the command was killed]".lstrip())

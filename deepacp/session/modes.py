@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal
 
 Mode = Literal["ask", "accept-edits", "plan", "yolo"]
 
@@ -31,4 +31,4 @@ def parse_mode(value: object) -> Mode:
     """`value` as a mode, or a ValueError naming the modes there are."""
     if value not in MODE_IDS:
         raise ValueError(f"unknown mode {value!r}; the modes are {', '.join(MODE_IDS)}")
-    return cast(Mode, value)
+    return value

@@ -14,7 +14,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from deepacp.backends import FilesystemBackend, StateBackend, state_scope
+from deepacp.backends import FilesystemBackend, GrepQuery, StateBackend, state_scope
 from deepacp.backends.errors import BackendError
 from deepacp.backends.overlay import OverlayBackend
 from deepacp.backends.search import glob_matches
@@ -120,7 +120,7 @@ async def test_python_regex_runs_with_a_deadline_off_the_event_loop(
         started = time.monotonic()
         with state_scope({"x.txt": {"content": f"{VICTIM}\n", "modified_at": ""}}):
             try:
-                await backend.grep("(a|aa)*b", regex=True)
+                await backend.grep(GrepQuery("(a|aa)*b", regex=True))
                 t.record(False, f"{backend_name}: the backtracking search came back")
             except BackendError as exc:
                 t.record("too long" in str(exc), f"{backend_name}: {exc}")
@@ -182,7 +182,7 @@ async def test_the_python_search_reads_files_in_pieces(tally, tmp_path: Path) ->
     backend = FilesystemBackend(tmp_path, use_ripgrep=False)
     tracemalloc.start()
     try:
-        found = await backend.grep("row,1")
+        found = await backend.grep(GrepQuery("row,1"))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -200,11 +200,11 @@ async def test_over_a_thousand_matches_rg_and_python_agree(tally, tmp_path: Path
         (folder / f"f{i}.txt").write_text("".join(f"hit {i} {n}\n" for n in range(40)))
     (tmp_path / "d1.txt").write_text("hit top\n")  # sorts between d1/ and d2/ by segment
     rg, python = FilesystemBackend(tmp_path), FilesystemBackend(tmp_path, use_ripgrep=False)
-    expected = await python.grep("hit", limit=1001)
+    expected = await python.grep(GrepQuery("hit", limit=1001))
     t.record(len(expected) == 1001, f"python found {len(expected)}")
     keys = [(m.path.split("/"), m.line) for m in expected]
     t.record(keys == sorted(keys), "python results in path order")
     for attempt in range(size(5, 50)):
-        found = await rg.grep("hit", limit=1001)
+        found = await rg.grep(GrepQuery("hit", limit=1001))
         t.record(found == expected, f"attempt {attempt}: rg gave a different result")
     t.check()

@@ -3,7 +3,13 @@ from pathlib import Path
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from deepacp.backends import BackendError, CompositeBackend, FilesystemBackend, StoreBackend
+from deepacp.backends import (
+    BackendError,
+    CompositeBackend,
+    FilesystemBackend,
+    GrepQuery,
+    StoreBackend,
+)
 
 
 async def test_routes_by_absolute_prefix(tmp_path: Path) -> None:
@@ -15,7 +21,9 @@ async def test_routes_by_absolute_prefix(tmp_path: Path) -> None:
     assert (tmp_path / "memories" / "local.md").exists()
     assert not (tmp_path / "memories" / "prefs.md").exists()
     assert [e.path for e in await backend.ls("/memories/")] == ["/memories/prefs.md"]
-    assert [m.path for m in await backend.grep("tabs", "/memories/")] == ["/memories/prefs.md"]
+    assert [m.path for m in await backend.grep(GrepQuery("tabs", "/memories/"))] == [
+        "/memories/prefs.md"
+    ]
     assert await backend.glob("*.md", "/memories") == ["/memories/prefs.md"]
     before, after = await backend.edit("/memories/prefs.md", "tabs", "spaces")
     assert (before, after) == ("likes tabs", "likes spaces")

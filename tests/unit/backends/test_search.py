@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from deepacp.backends import BackendError, FilesystemBackend
+from deepacp.backends import BackendError, FilesystemBackend, GrepQuery
 from deepacp.backends.search import compile_glob, grep_files, list_files, ripgrep
 
 needs_rg = pytest.mark.skipif(ripgrep() is None, reason="rg is not installed")
@@ -82,11 +82,9 @@ SEARCHES = [
 )
 async def test_rg_and_python_grep_agree(tree: Path, search: dict) -> None:
     kwargs = dict(search)
-    pattern = kwargs.pop("pattern")
-    start = kwargs.pop("start", "")
-    glob = kwargs.pop("glob", None)
-    with_rg = await grep_files(tree, pattern, start, glob, use_rg=True, **kwargs)
-    with_python = await grep_files(tree, pattern, start, glob, use_rg=False, **kwargs)
+    query = GrepQuery(kwargs.pop("pattern"), kwargs.pop("start", ""), **kwargs)
+    with_rg = await grep_files(tree, query, use_rg=True)
+    with_python = await grep_files(tree, query, use_rg=False)
     assert with_rg == with_python
 
 
@@ -97,11 +95,11 @@ async def test_a_regex_rg_cannot_run_is_refused_every_time(tree: Path) -> None:
     raced with asyncio's child watcher and read 255, and the search came back empty)."""
     for _ in range(100):
         with pytest.raises(BackendError, match="look-around"):
-            await grep_files(tree, "hel(?=lo)", regex=True, use_rg=True)
+            await grep_files(tree, GrepQuery("hel(?=lo)", regex=True), use_rg=True)
 
 
 async def test_grep_skips_ignored_binary_and_git(tree: Path) -> None:
-    paths = {m.path for m in await grep_files(tree, "hello", use_rg=False)}
+    paths = {m.path for m in await grep_files(tree, GrepQuery("hello"), use_rg=False)}
     assert "src/app.py" in paths and "src/keep.log" in paths
     assert not paths & {"src/drop.log", "src/gen/out.py", "node_modules/pkg/index.js"}
     assert not paths & {"nested/a.tmp", "data.bin", ".git/config"}

@@ -3,7 +3,7 @@ import os
 import time
 from pathlib import Path
 
-from deepacp.backends import LocalShellBackend
+from deepacp.backends import LocalShellBackend, ShellCommand
 from deepacp.backends.shell import command_environment
 
 
@@ -22,7 +22,7 @@ def _alive(pid: int) -> bool:
 
 async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     backend = LocalShellBackend(tmp_path)
-    result = await backend.execute("sleep 30 & echo $! > child.pid; wait", timeout=0.5)
+    result = await backend.shell.execute(ShellCommand("sleep 30 & echo $! > child.pid; wait", 0.5))
     assert result.timed_out and result.exit_code is None
     child = int((tmp_path / "child.pid").read_text())
     await asyncio.sleep(0.1)
@@ -31,7 +31,7 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 
 async def test_cancel_kills_the_command_promptly(tmp_path: Path) -> None:
     backend = LocalShellBackend(tmp_path)
-    task = asyncio.create_task(backend.execute("echo $$ > shell.pid; sleep 30"))
+    task = asyncio.create_task(backend.shell.execute(ShellCommand("echo $$ > shell.pid; sleep 30")))
     while not (tmp_path / "shell.pid").exists() or not (tmp_path / "shell.pid").read_text():
         await asyncio.sleep(0.01)
     started = time.monotonic()
@@ -47,7 +47,7 @@ async def test_cancel_kills_the_command_promptly(tmp_path: Path) -> None:
 async def test_output_streams_and_is_capped(tmp_path: Path) -> None:
     backend = LocalShellBackend(tmp_path, max_output=1000)
     pieces: list[str] = []
-    result = await backend.execute("seq 1 2000", on_output=pieces.append)
+    result = await backend.shell.execute(ShellCommand("seq 1 2000", on_output=pieces.append))
     assert "".join(pieces).splitlines()[-1] == "2000"
     assert result.truncated and "characters of output omitted" in result.output
     assert result.output.startswith("1\n") and result.output.rstrip().endswith("2000")
