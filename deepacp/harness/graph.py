@@ -18,6 +18,7 @@ from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.permissions import CommandRule, PermissionBackend, PermissionRule
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
+from deepacp.harness.middleware.caching import prompt_caching
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
@@ -74,13 +75,23 @@ def assemble(
     return stack[:insert_at] + extra + stack[insert_at:]
 
 
-def _tail(interrupt_on: dict | None, planning: bool) -> list[Middleware]:
+def _tail(
+    model: BaseChatModel,
+    interrupt_on: dict | None,
+    planning: bool,
+    memory: MemoryMiddleware | None = None,
+) -> list[Middleware]:
     tail: list[Middleware] = []
     if interrupt_on:
         # Approval, innermost so it asks just before the tool runs (one interrupt per call).
         tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
     if planning:
         tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
+    # Prompt caching marks the prompt as it stands here as the stable, cached prefix; memory,
+    # which can change between calls, is appended after it.
+    tail.extend(prompt_caching(model))
+    if memory is not None:
+        tail.append(memory)
     return tail
 
 
@@ -146,7 +157,7 @@ def _subagents(
             _prompt(spec.system_prompt),
             core,
             spec.middleware,
-            context + _tail(interrupt_on, planning=False),
+            context + _tail(child_model, interrupt_on, planning=False),
             name=spec.name,
         )
     graphs = frozenset(s.name for s in specs if isinstance(s, SubAgent))
@@ -202,20 +213,19 @@ def create_deep_agent(
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
     ]
-    # ... then the caller's middleware, then context appended to the prompt (memory last,
-    # so the stable prefix stays cacheable), then approval and planning.
+    # ... then the caller's middleware, then skills, approval, planning and prompt caching,
+    # then memory last, so the stable prefix before it stays cacheable.
     context: list[Middleware] = []
     if skills:
         context.append(SkillsMiddleware(backend, skills))  # skill names and paths
-    if memory:
-        context.append(MemoryMiddleware(backend, memory, nested=True))  # AGENTS.md, re-read
+    notes = MemoryMiddleware(backend, memory, nested=True) if memory else None  # AGENTS.md
     return _compile(
         model,
         tools,
         _prompt(system_prompt),
         core,
         middleware,
-        context + _tail(interrupt_on, planning),
+        context + _tail(model, interrupt_on, planning, notes),
         checkpointer=checkpointer,
         store=store,
         name=name,
