@@ -4,6 +4,7 @@ wire servers, whose cache accounting follows the providers' documented rules."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -94,7 +95,7 @@ async def test_each_call_reads_the_previous_calls_prefix_from_cache(
     assert len(usages) == 4
     assert usages[0]["cache_read_input_tokens"] == 0
     assert usages[0]["cache_creation_input_tokens"] > 1024  # tools + system + first message
-    for before, after in zip(usages, usages[1:], strict=False):
+    for before, after in pairwise(usages):
         assert after["cache_read_input_tokens"] == total_input(before)
         assert after["cache_creation_input_tokens"] < 0.2 * total_input(after)
 
@@ -107,7 +108,7 @@ async def test_the_prefix_is_byte_stable_across_calls_and_turns(
     await ask(agent, "Make main return 2.")
     await ask(agent, "Thanks. Anything else?")
     bodies = [r.body for r in anthropic_server.model_requests()]
-    for before, after in zip(bodies, bodies[1:], strict=False):
+    for before, after in pairwise(bodies):
         assert wire(after["tools"]) == wire(before["tools"])
         assert wire(after["system"]) == wire(before["system"])
         sent = before["messages"]
@@ -174,7 +175,7 @@ async def test_the_prefix_survives_a_session_load_in_a_new_process(anthropic_ser
     async with start_agent(tmp_path, [], home=home, workspace=workspace, env=env) as agent:
         await agent.conn.load_session(cwd=str(workspace), session_id=session, mcp_servers=[])
         await agent.prompt(session, "And now?")
-    before, after = (r for r in anthropic_server.model_requests()[1:])
+    _, before, after = anthropic_server.model_requests()
     assert after.status == 200
     assert wire(after.body["tools"]) == wire(before.body["tools"])
     assert wire(after.body["system"]) == wire(before.body["system"])
