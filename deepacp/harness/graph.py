@@ -18,7 +18,7 @@ from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.permissions import CommandRule, PermissionBackend, PermissionRule
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
-from deepacp.harness.middleware.caching import prompt_caching
+from deepacp.harness.middleware.caching import caching_middleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
@@ -80,6 +80,7 @@ def _tail(
     interrupt_on: dict | None,
     planning: bool,
     memory: MemoryMiddleware | None = None,
+    caching: bool = True,
 ) -> list[Middleware]:
     tail: list[Middleware] = []
     if interrupt_on:
@@ -89,7 +90,8 @@ def _tail(
         tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
     # Prompt caching marks the prompt as it stands here as the stable, cached prefix; memory,
     # which can change between calls, is appended after it.
-    tail.extend(prompt_caching(model))
+    if caching:
+        tail.extend(caching_middleware(model))
     if memory is not None:
         tail.append(memory)
     return tail
@@ -127,6 +129,7 @@ def _subagents(
     backend: Backend,
     interrupt_on: dict | None,
     skills: Sequence[str] | None,
+    caching: bool,
 ) -> SubAgentMiddleware:
     """Compile the children: a general-purpose one unless the caller defines its own."""
     if not any(s.name == GENERAL_PURPOSE for s in specs):
@@ -157,7 +160,7 @@ def _subagents(
             _prompt(spec.system_prompt),
             core,
             spec.middleware,
-            context + _tail(child_model, interrupt_on, planning=False),
+            context + _tail(child_model, interrupt_on, planning=False, caching=caching),
             name=spec.name,
         )
     graphs = frozenset(s.name for s in specs if isinstance(s, SubAgent))
@@ -179,6 +182,7 @@ def create_deep_agent(
     checkpointer: Any = None,
     store: Any = None,
     planning: bool = False,
+    prompt_caching: bool = True,
     name: str | None = None,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
@@ -195,6 +199,8 @@ def create_deep_agent(
     - `permissions`: path and command rules enforced in the backend layer
       (see `deepacp.backends.permissions`).
     - `planning`: adds `write_todos` (LangChain's TodoListMiddleware), shown as a plan.
+    - `prompt_caching`: ask Anthropic and OpenAI models to cache the stable prompt prefix
+      (see `deepacp.harness.middleware.caching`).
     """
     if isinstance(model, str):
         from deepacp.models import resolve_model
@@ -208,7 +214,9 @@ def create_deep_agent(
     # The stack, outermost first. Each entry is one concern:
     core: list[Middleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
-        _subagents(subagents, model, tools, backend, interrupt_on, skills),  # the task tool
+        _subagents(
+            subagents, model, tools, backend, interrupt_on, skills, prompt_caching
+        ),  # the task tool
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
@@ -225,7 +233,7 @@ def create_deep_agent(
         _prompt(system_prompt),
         core,
         middleware,
-        context + _tail(model, interrupt_on, planning, notes),
+        context + _tail(model, interrupt_on, planning, notes, prompt_caching),
         checkpointer=checkpointer,
         store=store,
         name=name,

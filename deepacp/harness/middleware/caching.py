@@ -59,7 +59,7 @@ class PromptCacheKeyMiddleware(AgentMiddleware):
         return await handler(self._keyed(request))
 
 
-def prompt_caching(model: Any) -> list[AgentMiddleware]:
+def caching_middleware(model: Any) -> list[AgentMiddleware]:
     """The caching middleware `model`'s provider needs (none for other providers)."""
     if _is_instance(model, "langchain_anthropic.chat_models", "ChatAnthropic"):
         from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
