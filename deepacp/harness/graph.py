@@ -33,6 +33,7 @@ from deepacp.harness.middleware.subagents import (
     SubAgentMiddleware,
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
+from deepacp.harness.middleware.usage import UsageMiddleware
 from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR
 from deepacp.harness.permissions import approval_gates, merge_gates
 from deepacp.harness.prompts import BASE_PROMPT
@@ -151,6 +152,7 @@ def _subagents(
             SummarizationMiddleware(backend),
             PatchToolCallsMiddleware(),
             RedactSecretsMiddleware(),
+            UsageMiddleware(),
         ]
         child_skills = skills if spec.skills is None else spec.skills
         context = [SkillsMiddleware(backend, child_skills)] if child_skills else []
@@ -220,6 +222,7 @@ def create_deep_agent(
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
+        UsageMiddleware(),  # the thread's token usage, as providers report it
     ]
     # ... then the caller's middleware, then skills, approval, planning and prompt caching,
     # then memory last, so the stable prefix before it stays cacheable.
