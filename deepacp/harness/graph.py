@@ -22,6 +22,7 @@ from deepacp.harness.middleware.caching import caching_middleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
+from deepacp.harness.middleware.profile import ProfileMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
 from deepacp.harness.middleware.subagents import (
@@ -34,8 +35,9 @@ from deepacp.harness.middleware.subagents import (
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.middleware.usage import UsageMiddleware
-from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR
+from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, TASK, WRITE_TODOS
 from deepacp.harness.permissions import approval_gates, merge_gates
+from deepacp.harness.profiles import HarnessProfile, profile_for
 from deepacp.harness.prompts import BASE_PROMPT
 from deepacp.harness.state import DeepAgentState
 
@@ -43,6 +45,8 @@ Middleware = AgentMiddleware[Any, Any, Any]
 """Any middleware, whatever state, context and response types it declares."""
 
 SCRATCH_DIRS = (LARGE_RESULTS_DIR, HISTORY_DIR)
+NO_PROFILE = HarnessProfile("default")
+"""The harness as it is, for models without a profile."""
 
 
 def with_scratch_routes(backend: Backend) -> Backend:
@@ -80,14 +84,17 @@ def _tail(
     model: BaseChatModel,
     interrupt_on: dict | None,
     planning: bool,
+    profile: HarnessProfile,
     memory: MemoryMiddleware | None = None,
     caching: bool = True,
 ) -> list[Middleware]:
     tail: list[Middleware] = []
+    if profile.excluded_tools or profile.tool_descriptions:
+        tail.append(ProfileMiddleware(profile))  # the tools offered, as the profile says
     if interrupt_on:
         # Approval, innermost so it asks just before the tool runs (one interrupt per call).
         tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
-    if planning:
+    if planning and profile.offers(WRITE_TODOS):
         tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
     # Prompt caching marks the prompt as it stands here as the stable, cached prefix; memory,
     # which can change between calls, is appended after it.
@@ -96,6 +103,11 @@ def _tail(
     if memory is not None:
         tail.append(memory)
     return tail
+
+
+def _extra(profile: HarnessProfile) -> list[Middleware]:
+    """The profile's own middleware, made fresh for each agent."""
+    return [make() for make in profile.middleware]
 
 
 def _compile(
@@ -119,8 +131,19 @@ def _compile(
     )
 
 
-def _prompt(system_prompt: str | None) -> str:
-    return BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"
+def _prompt(system_prompt: str | None, profile: HarnessProfile) -> str:
+    base = BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"
+    return f"{base}\n{profile.prompt_suffix}" if profile.prompt_suffix else base
+
+
+def model_spec(model: BaseChatModel) -> str | None:
+    """`provider:model` of a chat model, as it reports itself to tracing (None if unknown)."""
+    try:
+        params = model._get_ls_params()
+    except Exception:
+        return None
+    provider, name = params.get("ls_provider"), params.get("ls_model_name")
+    return f"{provider}:{name}" if provider and name else None
 
 
 def _subagents(
@@ -131,6 +154,7 @@ def _subagents(
     interrupt_on: dict | None,
     skills: Sequence[str] | None,
     caching: bool,
+    profile: HarnessProfile,
 ) -> SubAgentMiddleware:
     """Compile the children: a general-purpose one unless the caller defines its own."""
     if not any(s.name == GENERAL_PURPOSE for s in specs):
@@ -142,7 +166,7 @@ def _subagents(
         if isinstance(spec, CompiledSubAgent):
             agents[spec.name] = spec.runnable
             continue
-        child_model = spec.model or model
+        child_model = spec.model or profile.subagent_model or model
         if isinstance(child_model, str):
             from deepacp.models import resolve_model
 
@@ -159,10 +183,10 @@ def _subagents(
         agents[spec.name] = _compile(
             child_model,
             tools if spec.tools is None else spec.tools,
-            _prompt(spec.system_prompt),
+            _prompt(spec.system_prompt, profile),
             core,
-            spec.middleware,
-            context + _tail(child_model, interrupt_on, planning=False, caching=caching),
+            [*_extra(profile), *spec.middleware],
+            context + _tail(child_model, interrupt_on, False, profile, caching=caching),
             name=spec.name,
         )
     graphs = frozenset(s.name for s in specs if isinstance(s, SubAgent))
@@ -185,6 +209,7 @@ def create_deep_agent(
     store: Any = None,
     planning: bool = False,
     prompt_caching: bool = True,
+    profile: HarnessProfile | None = None,
     name: str | None = None,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
@@ -203,22 +228,35 @@ def create_deep_agent(
     - `planning`: adds `write_todos` (LangChain's TodoListMiddleware), shown as a plan.
     - `prompt_caching`: ask Anthropic and OpenAI models to cache the stable prompt prefix
       (see `deepacp.harness.middleware.caching`).
+    - `profile`: how the harness adapts to the model (see `deepacp.harness.profiles`);
+      None looks it up from the model's spec, `HarnessProfile("default")` uses none.
     """
+    spec = model if isinstance(model, str) else None
     if isinstance(model, str):
         from deepacp.models import resolve_model
 
         model = resolve_model(model)
+    if profile is None:
+        spec = spec or model_spec(model)
+        profile = (profile_for(spec) if spec else None) or NO_PROFILE
     backend = with_scratch_routes(backend or StateBackend())
     if permissions:
         backend = PermissionBackend(backend, permissions)
         interrupt_on = merge_gates(interrupt_on or {}, approval_gates(backend))
 
     # The stack, outermost first. Each entry is one concern:
+    delegation = (
+        [
+            _subagents(
+                subagents, model, tools, backend, interrupt_on, skills, prompt_caching, profile
+            )
+        ]
+        if profile.offers(TASK)
+        else []
+    )
     core: list[Middleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
-        _subagents(
-            subagents, model, tools, backend, interrupt_on, skills, prompt_caching
-        ),  # the task tool
+        *delegation,  # the task tool
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
@@ -233,10 +271,10 @@ def create_deep_agent(
     return _compile(
         model,
         tools,
-        _prompt(system_prompt),
+        _prompt(system_prompt, profile),
         core,
-        middleware,
-        context + _tail(model, interrupt_on, planning, notes, prompt_caching),
+        [*_extra(profile), *middleware],
+        context + _tail(model, interrupt_on, planning, profile, notes, prompt_caching),
         checkpointer=checkpointer,
         store=store,
         name=name,
