@@ -19,6 +19,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from deepacp.harness.names import (
+    DELETE,
     EDIT_FILE,
     EXECUTE,
     GLOB,
@@ -109,6 +110,7 @@ SMALL_LOCAL = HarnessProfile(
         READ_FILE: "Read a file; lines are numbered. Use offset and limit for long files.",
         WRITE_FILE: "Create a file, or replace all of its text.",
         EDIT_FILE: "Replace old_string with new_string in a file. old_string must be exact.",
+        DELETE: "Delete a file.",
         GREP: "Search files for a regular expression.",
         EXECUTE: "Run a shell command in the workspace and return its output.",
     },

@@ -138,6 +138,7 @@ class Session:
         if self._graph is None:
             await self._harness_ready()
             from deepacp.harness.middleware.summarization import SummarizationMiddleware
+            from deepacp.harness.profiles import profile_for
             from deepacp.session.agent import build_session_agent
             from deepacp.session.ask import ask_user_tool
 
@@ -157,6 +158,7 @@ class Session:
                 tools=[*self.mcp.tools, ask_user_tool()],
                 summarizer=self._summarizer,
                 planning=self.planning,
+                profile=profile_for(self.record.model or ""),
             )
             self._model = model
         return self._graph
