@@ -4,6 +4,13 @@ config.toml keys (all optional)::
 
     model = "anthropic:claude-sonnet-4-5"        # the default model spec
     models = ["anthropic:claude-sonnet-4-5", "openai:gpt-5.1"]   # offered in model pickers
+
+    [prices."anthropic:claude-sonnet-4-5"]   # per million tokens; only shown where set
+    currency = "USD"
+    input = 3.0
+    output = 15.0
+    cache_read = 0.3      # default: the input price
+    cache_write = 3.75    # default: the input price
 """
 
 from __future__ import annotations
@@ -33,9 +40,52 @@ class ServerOptions:
 
 
 @dataclass(frozen=True)
+class ModelPrices:
+    """What a model's tokens cost, per million, as the user wrote them in config.toml."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+    currency: str = "USD"
+
+
+@dataclass(frozen=True)
 class UserConfig:
     model: str | None = None
     models: tuple[str, ...] = field(default_factory=tuple)
+    prices: dict[str, ModelPrices] = field(default_factory=dict)
+    """By model spec."""
+
+
+def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: 'prices' must be tables such as [prices.\"openai:gpt-5.1\"]")
+    prices = {}
+    for spec, table in data.items():
+        where = f'{path}: [prices."{spec}"]'
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table of prices per million tokens")
+        unknown = set(table) - {"input", "output", "cache_read", "cache_write", "currency"}
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+        numbers = {k: v for k, v in table.items() if k != "currency"}
+        for key, value in numbers.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"{where}: {key} must be a number >= 0")
+        if "input" not in numbers or "output" not in numbers:
+            raise ConfigError(f"{where} needs both input and output")
+        currency = table.get("currency", "USD")
+        if not isinstance(currency, str) or not currency:
+            raise ConfigError(f'{where}: currency must be a code such as "USD"')
+        prices[spec] = ModelPrices(
+            float(numbers["input"]),
+            float(numbers["output"]),
+            float(numbers.get("cache_read", numbers["input"])),
+            float(numbers.get("cache_write", numbers["input"])),
+            currency,
+        )
+    return prices
 
 
 def load_config(home: Path | None = None) -> UserConfig:
@@ -55,4 +105,6 @@ def load_config(home: Path | None = None) -> UserConfig:
         )
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise ConfigError(f"{path}: 'models' must be a list of model spec strings")
-    return UserConfig(model=model, models=tuple(models))
+    return UserConfig(
+        model=model, models=tuple(models), prices=_prices(data.get("prices", {}), path)
+    )

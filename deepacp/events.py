@@ -108,11 +108,19 @@ class PlanUpdated:
 
 
 @dataclass(frozen=True, slots=True)
+class Cost:
+    amount: float
+    currency: str
+
+
+@dataclass(frozen=True, slots=True)
 class UsageUpdated:
     used: int
     """Tokens in the context after the last model call."""
     size: int
     """The model's context window (a fallback when the model does not say)."""
+    cost: Cost | None = None
+    """The conversation's cost so far, when the user configured the model's prices."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -312,7 +312,7 @@ class DeepacpAgent:
         session = self._session(session_id)
         stop = await session.prompt(updates.prompt_content(prompt, session.record.cwd))
         return S.PromptResponse(
-            stop_reason=stop, field_meta=updates.turn_meta(session.last_turn_tokens)
+            stop_reason=stop, field_meta=updates.turn_meta(session.last_turn_usage)
         )
 
     async def cancel(self, session_id: str, **_: Any) -> None:

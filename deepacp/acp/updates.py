@@ -45,6 +45,7 @@ from deepacp.events import (
 )
 from deepacp.session.modes import MODES
 from deepacp.session.store import now
+from deepacp.session.usage import TokenUsage
 
 PERMISSION_LABELS: dict[PermissionKind, str] = {
     "allow_once": "Allow once",
@@ -138,7 +139,10 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
     if isinstance(event, Notice):
         return update_agent_message_text(f"{event.text}\n")
     if isinstance(event, UsageUpdated):
-        return S.UsageUpdate(session_update="usage_update", used=event.used, size=event.size)
+        cost = event.cost and S.Cost(amount=event.cost.amount, currency=event.cost.currency)
+        return S.UsageUpdate(
+            session_update="usage_update", used=event.used, size=event.size, cost=cost
+        )
     if isinstance(event, TitleChanged):
         return S.SessionInfoUpdate(
             session_update="session_info_update", title=event.title, updated_at=now()
@@ -150,17 +154,21 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
     raise TypeError(f"no ACP update for {type(event).__name__}")
 
 
-def turn_meta(tokens: dict[str, int]) -> dict[str, Any] | None:
-    """The prompt response's `_meta`: the turn's token usage (a `usage` field exists only
-    in the unstable schema; the stable `usage_update` reports the context in use)."""
-    if not tokens:
+def turn_meta(usage: TokenUsage) -> dict[str, Any] | None:
+    """The prompt response's `_meta`: the turn's token usage in the unstable schema's
+    `Usage` shape (that field exists only there; the stable `usage_update` reports the
+    context in use). Input counts cached tokens too; the cache fields say how many."""
+    if not usage.calls:
         return None
-    usage = {
-        "inputTokens": tokens["input"],
-        "outputTokens": tokens["output"],
-        "totalTokens": tokens["input"] + tokens["output"],
-    }
-    return {"deepacp": {"usage": usage}}
+    fields = S.Usage(
+        input_tokens=usage.input,
+        output_tokens=usage.output,
+        total_tokens=usage.total,
+        thought_tokens=usage.reasoning,
+        cached_read_tokens=usage.cache_read,
+        cached_write_tokens=usage.cache_write,
+    )
+    return {"deepacp": {"usage": fields.model_dump(by_alias=True, exclude_none=True)}}
 
 
 def permission_tool_call(request: PermissionRequest) -> S.ToolCallUpdate:

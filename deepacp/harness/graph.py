@@ -18,9 +18,11 @@ from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.permissions import CommandRule, PermissionBackend, PermissionRule
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
+from deepacp.harness.middleware.caching import caching_middleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
+from deepacp.harness.middleware.profile import ProfileMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
 from deepacp.harness.middleware.subagents import (
@@ -32,8 +34,10 @@ from deepacp.harness.middleware.subagents import (
     SubAgentMiddleware,
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
-from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR
+from deepacp.harness.middleware.usage import UsageMiddleware
+from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, TASK, WRITE_TODOS
 from deepacp.harness.permissions import approval_gates, merge_gates
+from deepacp.harness.profiles import HarnessProfile, profile_for
 from deepacp.harness.prompts import BASE_PROMPT
 from deepacp.harness.state import DeepAgentState
 
@@ -41,6 +45,8 @@ Middleware = AgentMiddleware[Any, Any, Any]
 """Any middleware, whatever state, context and response types it declares."""
 
 SCRATCH_DIRS = (LARGE_RESULTS_DIR, HISTORY_DIR)
+NO_PROFILE = HarnessProfile("default")
+"""The harness as it is, for models without a profile."""
 
 
 def with_scratch_routes(backend: Backend) -> Backend:
@@ -74,14 +80,34 @@ def assemble(
     return stack[:insert_at] + extra + stack[insert_at:]
 
 
-def _tail(interrupt_on: dict | None, planning: bool) -> list[Middleware]:
+def _tail(
+    model: BaseChatModel,
+    interrupt_on: dict | None,
+    planning: bool,
+    profile: HarnessProfile,
+    memory: MemoryMiddleware | None = None,
+    caching: bool = True,
+) -> list[Middleware]:
     tail: list[Middleware] = []
+    if profile.excluded_tools or profile.tool_descriptions:
+        tail.append(ProfileMiddleware(profile))  # the tools offered, as the profile says
     if interrupt_on:
         # Approval, innermost so it asks just before the tool runs (one interrupt per call).
         tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
-    if planning:
+    if planning and profile.offers(WRITE_TODOS):
         tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
+    # Prompt caching marks the prompt as it stands here as the stable, cached prefix; memory,
+    # which can change between calls, is appended after it.
+    if caching:
+        tail.extend(caching_middleware(model))
+    if memory is not None:
+        tail.append(memory)
     return tail
+
+
+def _extra(profile: HarnessProfile) -> list[Middleware]:
+    """The profile's own middleware, made fresh for each agent."""
+    return [make() for make in profile.middleware]
 
 
 def _compile(
@@ -105,8 +131,19 @@ def _compile(
     )
 
 
-def _prompt(system_prompt: str | None) -> str:
-    return BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"
+def _prompt(system_prompt: str | None, profile: HarnessProfile) -> str:
+    base = BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"
+    return f"{base}\n{profile.prompt_suffix}" if profile.prompt_suffix else base
+
+
+def model_spec(model: BaseChatModel) -> str | None:
+    """`provider:model` of a chat model, as it reports itself to tracing (None if unknown)."""
+    try:
+        params = model._get_ls_params()
+    except Exception:
+        return None
+    provider, name = params.get("ls_provider"), params.get("ls_model_name")
+    return f"{provider}:{name}" if provider and name else None
 
 
 def _subagents(
@@ -116,6 +153,8 @@ def _subagents(
     backend: Backend,
     interrupt_on: dict | None,
     skills: Sequence[str] | None,
+    caching: bool,
+    profile: HarnessProfile,
 ) -> SubAgentMiddleware:
     """Compile the children: a general-purpose one unless the caller defines its own."""
     if not any(s.name == GENERAL_PURPOSE for s in specs):
@@ -127,7 +166,7 @@ def _subagents(
         if isinstance(spec, CompiledSubAgent):
             agents[spec.name] = spec.runnable
             continue
-        child_model = spec.model or model
+        child_model = spec.model or profile.subagent_model or model
         if isinstance(child_model, str):
             from deepacp.models import resolve_model
 
@@ -137,16 +176,17 @@ def _subagents(
             SummarizationMiddleware(backend),
             PatchToolCallsMiddleware(),
             RedactSecretsMiddleware(),
+            UsageMiddleware(),
         ]
         child_skills = skills if spec.skills is None else spec.skills
         context = [SkillsMiddleware(backend, child_skills)] if child_skills else []
         agents[spec.name] = _compile(
             child_model,
             tools if spec.tools is None else spec.tools,
-            _prompt(spec.system_prompt),
+            _prompt(spec.system_prompt, profile),
             core,
-            spec.middleware,
-            context + _tail(interrupt_on, planning=False),
+            [*_extra(profile), *spec.middleware],
+            context + _tail(child_model, interrupt_on, False, profile, caching=caching),
             name=spec.name,
         )
     graphs = frozenset(s.name for s in specs if isinstance(s, SubAgent))
@@ -168,6 +208,8 @@ def create_deep_agent(
     checkpointer: Any = None,
     store: Any = None,
     planning: bool = False,
+    prompt_caching: bool = True,
+    profile: HarnessProfile | None = None,
     name: str | None = None,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
@@ -184,38 +226,55 @@ def create_deep_agent(
     - `permissions`: path and command rules enforced in the backend layer
       (see `deepacp.backends.permissions`).
     - `planning`: adds `write_todos` (LangChain's TodoListMiddleware), shown as a plan.
+    - `prompt_caching`: ask Anthropic and OpenAI models to cache the stable prompt prefix
+      (see `deepacp.harness.middleware.caching`).
+    - `profile`: how the harness adapts to the model (see `deepacp.harness.profiles`);
+      None looks it up from the model's spec, `HarnessProfile("default")` uses none.
     """
+    spec = model if isinstance(model, str) else None
     if isinstance(model, str):
         from deepacp.models import resolve_model
 
         model = resolve_model(model)
+    if profile is None:
+        spec = spec or model_spec(model)
+        profile = (profile_for(spec) if spec else None) or NO_PROFILE
     backend = with_scratch_routes(backend or StateBackend())
     if permissions:
         backend = PermissionBackend(backend, permissions)
         interrupt_on = merge_gates(interrupt_on or {}, approval_gates(backend))
 
     # The stack, outermost first. Each entry is one concern:
+    delegation = (
+        [
+            _subagents(
+                subagents, model, tools, backend, interrupt_on, skills, prompt_caching, profile
+            )
+        ]
+        if profile.offers(TASK)
+        else []
+    )
     core: list[Middleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
-        _subagents(subagents, model, tools, backend, interrupt_on, skills),  # the task tool
+        *delegation,  # the task tool
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
+        UsageMiddleware(),  # the thread's token usage, as providers report it
     ]
-    # ... then the caller's middleware, then context appended to the prompt (memory last,
-    # so the stable prefix stays cacheable), then approval and planning.
+    # ... then the caller's middleware, then skills, approval, planning and prompt caching,
+    # then memory last, so the stable prefix before it stays cacheable.
     context: list[Middleware] = []
     if skills:
         context.append(SkillsMiddleware(backend, skills))  # skill names and paths
-    if memory:
-        context.append(MemoryMiddleware(backend, memory, nested=True))  # AGENTS.md, re-read
+    notes = MemoryMiddleware(backend, memory, nested=True) if memory else None  # AGENTS.md
     return _compile(
         model,
         tools,
-        _prompt(system_prompt),
+        _prompt(system_prompt, profile),
         core,
-        middleware,
-        context + _tail(interrupt_on, planning),
+        [*_extra(profile), *middleware],
+        context + _tail(model, interrupt_on, planning, profile, notes, prompt_caching),
         checkpointer=checkpointer,
         store=store,
         name=name,

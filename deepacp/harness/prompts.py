@@ -15,6 +15,13 @@ You are deepacp, a coding agent working in the user's project through tools.
 
 
 def append_to_system(request: Any, section: str) -> SystemMessage:
-    """The request's system message with `section` appended (its text, whatever its shape)."""
-    base = request.system_message.text if request.system_message is not None else ""
-    return SystemMessage(f"{base}\n\n{section}" if base else section)
+    """The request's system message with `section` appended.
+
+    Text stays text; a message made of blocks gets `section` as a block of its own, so the
+    blocks before it (a prompt-cache breakpoint among them) reach the provider unchanged."""
+    system = request.system_message
+    if system is None or not system.content:
+        return SystemMessage(section)
+    if isinstance(system.content, str):
+        return SystemMessage(f"{system.content}\n\n{section}")
+    return SystemMessage([*system.content, {"type": "text", "text": f"\n\n{section}"}])

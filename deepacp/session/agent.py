@@ -11,6 +11,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deepacp.backends.protocol import Backend
 from deepacp.harness import create_deep_agent
+from deepacp.harness.profiles import HarnessProfile
 from deepacp.harness.prompts import append_to_system
 from deepacp.session.approvals import APPROVAL_DECISIONS, GATED_TOOLS, ApprovalPolicy
 from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES
@@ -73,7 +74,9 @@ def build_session_agent(
     tools: list[Any],
     summarizer: AgentMiddleware,
     planning: bool,
+    profile: HarnessProfile | None = None,
 ) -> Any:
+    """The editor session's harness; `profile` None: the model's own (looked up)."""
     return create_deep_agent(
         model,
         tools,
@@ -84,4 +87,5 @@ def build_session_agent(
         memory=MEMORY_SOURCES,
         skills=SKILL_SOURCES,
         planning=planning,
+        profile=profile,
     )

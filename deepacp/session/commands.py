@@ -10,12 +10,13 @@ from deepacp.backends.protocol import Backend
 from deepacp.events import Command
 from deepacp.harness.skills import Skill, SkillIndex, discover_skills
 from deepacp.session.modes import MODE_IDS, parse_mode
+from deepacp.session.usage import cost_report
 from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES
 
 if TYPE_CHECKING:
     from deepacp.session.runtime import Session
 
-COMPACT, MEMORY, SKILLS, CLEAR, MODE = "compact", "memory", "skills", "clear", "mode"
+COMPACT, MEMORY, SKILLS, CLEAR, MODE, COST = "compact", "memory", "skills", "clear", "mode", "cost"
 
 BUILTIN = (
     Command(COMPACT, "Summarize the conversation now to free context"),
@@ -23,6 +24,7 @@ BUILTIN = (
     Command(SKILLS, "List the available skills"),
     Command(CLEAR, "Start a fresh conversation in this session"),
     Command(MODE, f"Switch mode ({', '.join(MODE_IDS)})", hint="mode"),
+    Command(COST, "Show the tokens this conversation used, by kind, and their cost"),
 )
 _COMMAND = re.compile(r"/([a-z0-9][a-z0-9-]*)(?:\s+(.*))?\Z", re.DOTALL)
 
@@ -97,11 +99,16 @@ async def _mode(session: Session, argument: str) -> str:
     return f"Mode: {mode}."
 
 
+async def _cost(session: Session, argument: str) -> str:
+    return cost_report(await session.usage(), session.record.model or "", session.prices())
+
+
 HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     COMPACT: _compact,
     MEMORY: _memory,
     SKILLS: _skills,
     CLEAR: _clear,
     MODE: _mode,
+    COST: _cost,
 }
 """The built-in commands: each answers with the text the user sees."""

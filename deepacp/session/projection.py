@@ -24,6 +24,7 @@ from deepacp.events import (
 )
 from deepacp.harness.contracts import ToolOutputSignal, ToolTerminalSignal
 from deepacp.harness.messages import text_of
+from deepacp.harness.usage import TokenUsage
 from deepacp.session.cards import call_events, tool_finished
 
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -62,13 +63,11 @@ def stop_reason(message: AIMessage | None) -> StopReason:
 
 
 def usage(message: AIMessage, window: int | None) -> UsageUpdated | None:
-    meta = message.usage_metadata
-    if not meta:
+    """The context in use after a model call: all its input (cached or not) and output."""
+    if not message.usage_metadata:
         return None
-    return UsageUpdated(
-        used=meta["input_tokens"] + meta["output_tokens"],
-        size=window or DEFAULT_CONTEXT_WINDOW,
-    )
+    used = TokenUsage.of_call(message.usage_metadata)
+    return UsageUpdated(used=used.total, size=window or DEFAULT_CONTEXT_WINDOW)
 
 
 def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
@@ -104,8 +103,8 @@ class LiveProjection:
         """The cards as announced (with their proposed diffs), for the approval prompts."""
         self.interrupts: list[Any] = []
         self.last_ai: AIMessage | None = None
-        self.tokens = {"input": 0, "output": 0}
-        """Tokens over the turn's model calls, as the model reported them."""
+        self.usage = TokenUsage()
+        """Usage of the turn's model calls so far (the agent's own, not its sub-agents')."""
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
         if namespace:
@@ -144,9 +143,7 @@ class LiveProjection:
             for message in messages_of(update):
                 if isinstance(message, AIMessage) and node == "model":
                     self.last_ai = message
-                    if (used := message.usage_metadata) is not None:
-                        self.tokens["input"] += used["input_tokens"]
-                        self.tokens["output"] += used["output_tokens"]
+                    self.usage = self.usage + TokenUsage.of_call(message.usage_metadata)
                     if usage_event := usage(message, self.window):
                         events.append(usage_event)
                     for call in message.tool_calls:

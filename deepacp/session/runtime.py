@@ -17,7 +17,8 @@ from typing import Any, Protocol
 
 from deepacp.backends.filesystem import keep_write_journal
 from deepacp.backends.protocol import Backend
-from deepacp.errors import SessionBusy
+from deepacp.config import ModelPrices, load_config
+from deepacp.errors import ConfigError, SessionBusy
 from deepacp.events import (
     CommandsChanged,
     Event,
@@ -29,6 +30,7 @@ from deepacp.events import (
     TitleChanged,
 )
 from deepacp.harness.messages import text_of
+from deepacp.harness.usage import USAGE_KEY, TokenUsage
 from deepacp.secrets import register_secrets
 from deepacp.session import commands
 from deepacp.session.approvals import ApprovalPolicy, runs_code_later
@@ -107,8 +109,8 @@ class Session:
         self._window: int | None = None
         self._task: asyncio.Task[StopReason] | None = None
         self._shown_commands: tuple[commands.Command, ...] | None = None
-        self.last_turn_tokens: dict[str, int] = {}
-        """Input and output tokens of the last turn's model calls."""
+        self.last_turn_usage = TokenUsage()
+        """What the last turn's model calls used, as the provider reported it."""
 
     def _backend(self) -> Backend:
         return session_backend(
@@ -136,6 +138,7 @@ class Session:
         if self._graph is None:
             await self._harness_ready()
             from deepacp.harness.middleware.summarization import SummarizationMiddleware
+            from deepacp.harness.profiles import profile_for
             from deepacp.session.agent import build_session_agent
             from deepacp.session.ask import ask_user_tool
 
@@ -155,6 +158,7 @@ class Session:
                 tools=[*self.mcp.tools, ask_user_tool()],
                 summarizer=self._summarizer,
                 planning=self.planning,
+                profile=profile_for(self.record.model or ""),
             )
             self._model = model
         return self._graph
@@ -201,6 +205,18 @@ class Session:
         state = await (await self.graph()).aget_state(self.config)
         return list(projection.replay(state.values.get("messages", []), self.backend))
 
+    def prices(self) -> ModelPrices | None:
+        """The session model's prices in config.toml (None: not configured, or unreadable)."""
+        try:
+            return load_config(self.store.home).prices.get(self.record.model or "")
+        except ConfigError:
+            return None
+
+    async def usage(self) -> TokenUsage:
+        """The conversation's token usage so far, summed in the thread's state."""
+        state = await (await self.graph()).aget_state(self.config)
+        return TokenUsage.from_json(state.values.get(USAGE_KEY))
+
     async def compact(self) -> bool:
         """Summarize the conversation now; False when there is nothing to summarize yet."""
         graph = await self.graph()
@@ -222,7 +238,7 @@ class Session:
         """Run one turn for the user's message (or a slash command); returns why it stopped."""
         if self.running:
             raise SessionBusy("a turn is already running in this session; cancel it first")
-        self.last_turn_tokens = {}
+        self.last_turn_usage = TokenUsage()
         # The task starts with no await before it, so a second prompt sees it running; it
         # covers the wait for the graph (and MCP start-up), so cancel works there too.
         self._task = task = asyncio.create_task(self._dispatch(content))
@@ -263,7 +279,9 @@ class Session:
 
         graph = await self.graph()
         resolver = InterruptResolver(self.policy, self.handler, self.backend)
-        turn = Turn(graph, self.config, self.backend, self.handler, resolver, self._window)
+        turn = Turn(
+            graph, self.config, self.backend, self.handler, resolver, self._window, self.prices()
+        )
         if self.record.title is None:
             title = title_from(content if isinstance(content, str) else text_of(content))
             self.record = self.store.update(self.record, title=title or "Untitled")
@@ -271,7 +289,7 @@ class Session:
         try:
             return await turn.run(content)
         finally:
-            self.last_turn_tokens = turn.tokens
+            self.last_turn_usage = turn.usage
             self.record = self.store.update(self.record)
 
     async def close(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from typing import Any
 
@@ -14,9 +15,18 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
 from deepacp.backends.protocol import Backend
+from deepacp.config import ModelPrices
 from deepacp.errors import DeepacpError, TurnError
-from deepacp.events import MessageChunk, Question, StopReason, ToolFinished, ToolStarted
+from deepacp.events import (
+    MessageChunk,
+    Question,
+    StopReason,
+    ToolFinished,
+    ToolStarted,
+    UsageUpdated,
+)
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
+from deepacp.harness.usage import USAGE_KEY, TokenUsage
 from deepacp.secrets import redact
 from deepacp.session import cards, projection
 from deepacp.session.ask import ASKED_IN_CHAT
@@ -24,6 +34,7 @@ from deepacp.session.control import AskInChat, TurnCancelled
 from deepacp.session.handler import SessionHandler
 from deepacp.session.interrupts import InterruptResolver
 from deepacp.session.redaction import LiveRedactor
+from deepacp.session.usage import cost_of
 
 log = logging.getLogger(__name__)
 
@@ -51,20 +62,36 @@ class Turn:
         handler: SessionHandler,
         resolver: InterruptResolver,
         window: int | None,
+        prices: ModelPrices | None = None,
     ) -> None:
         self.graph = graph
         self.config = config
         self.backend = backend
         self.handler = handler
         self.resolver = resolver
+        self.prices = prices
         self.live = projection.LiveProjection(backend, window)
+        self.before = TokenUsage()
+        """The conversation's usage when the turn started."""
+        self.usage = TokenUsage()
+        """The turn's usage: every model call, its sub-agents' included, as reported."""
 
-    @property
-    def tokens(self) -> dict[str, int]:
-        """Input and output tokens over the turn's model calls."""
-        return dict(self.live.tokens)
+    async def totals(self) -> TokenUsage:
+        """The conversation's usage so far, as the thread's state has summed it."""
+        state = await self.graph.aget_state(self.config)
+        return TokenUsage.from_json(state.values.get(USAGE_KEY))
 
     async def run(self, content: str | list[dict]) -> StopReason:
+        """Why the turn stopped (see `_settled`); `usage` holds what it used."""
+        self.before = await self.totals()
+        try:
+            return await self._settled(content)
+        finally:
+            self.usage = self.live.usage
+            with contextlib.suppress(Exception):
+                self.usage = await asyncio.shield(self.totals()) - self.before
+
+    async def _settled(self, content: str | list[dict]) -> StopReason:
         """Why the turn stopped. A turn stopped early is settled first: cancelled
         (`TurnCancelled`), ended on a question for the chat, or failed (`TurnError`; our own
         errors as themselves)."""
@@ -101,6 +128,9 @@ class Turn:
                     if isinstance(event, ToolStarted):  # the card shows what an edit proposes
                         event = await cards.with_proposed_diff(event, self.backend)
                         live.started[event.tool_call_id] = event
+                    elif isinstance(event, UsageUpdated) and self.prices is not None:
+                        spent = cost_of(self.before + live.usage, self.prices)
+                        event = dataclasses.replace(event, cost=spent)
                     for shown in redactor.feed(event):
                         await self.handler.emit(shown)
             for shown in redactor.flush():

@@ -27,6 +27,7 @@ from deepacp.harness.contracts import ToolOutputSignal
 from deepacp.harness.delegation import current_task_call
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import TASK
+from deepacp.harness.usage import USAGE_KEY
 
 GENERAL_PURPOSE = "general-purpose"
 GENERAL_PURPOSE_DESCRIPTION = (
@@ -38,9 +39,10 @@ GENERAL_PURPOSE_PROMPT = (
     "answer with a concise report of what you found or did — that report is all it will see."
 )
 
-# State that never crosses into or out of a child: its own conversation, its own plan.
+# State that never crosses into or out of a child: its own conversation, its own plan
+# (its token usage goes back to the parent, added to the parent's).
 EXCLUDED_STATE = frozenset(
-    {"messages", "todos", "structured_response", "jump_to", "hitl_edited_tool_calls"}
+    {"messages", "todos", "structured_response", "jump_to", "hitl_edited_tool_calls", USAGE_KEY}
 )
 
 
@@ -192,4 +194,6 @@ class SubAgentMiddleware(AgentMiddleware):
         }
         if delta := files_delta(state.get("files"), final.get("files")):
             update["files"] = delta
+        if used := final.get(USAGE_KEY):
+            update[USAGE_KEY] = used
         return Command(update=update)

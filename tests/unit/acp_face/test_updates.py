@@ -13,6 +13,7 @@ from deepacp.acp.updates import (
     turn_meta,
 )
 from deepacp.events import FileDiff, Location, PermissionRequest, ToolFinished, ToolStarted
+from deepacp.harness.usage import TokenUsage
 
 
 def test_initialize_result_is_a_valid_response() -> None:
@@ -84,10 +85,24 @@ def test_proposed_changes_on_pending_cards_and_permission_requests() -> None:
 
 
 def test_turn_usage_goes_in_meta() -> None:
-    assert turn_meta({}) is None
-    meta = turn_meta({"input": 3, "output": 4})
-    assert meta == {"deepacp": {"usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7}}}
+    assert turn_meta(TokenUsage()) is None
+    meta = turn_meta(
+        TokenUsage(input=30, cache_read=20, cache_write=5, output=4, reasoning=1, calls=2)
+    )
+    assert meta == {
+        "deepacp": {
+            "usage": {
+                "inputTokens": 30,
+                "outputTokens": 4,
+                "totalTokens": 34,
+                "thoughtTokens": 1,
+                "cachedReadTokens": 20,
+                "cachedWriteTokens": 5,
+            }
+        }
+    }
     S.PromptResponse(stop_reason="end_turn", field_meta=meta)
+    S.Usage.model_validate(meta["deepacp"]["usage"])  # the unstable schema's own shape
 
 
 def test_permission_answers() -> None:

@@ -1,0 +1,147 @@
+"""Harness profiles: how the harness adapts to a model family.
+
+A profile is data: text appended to the system prompt, tool descriptions to replace, tools
+to leave out, extra middleware (factories, so no two agents share an instance) and defaults
+for sub-agents. `profile_for(spec)` finds one by the exact `provider:model`, then by the
+provider alone, else None (the default harness). deepacp ships profiles for Anthropic's
+Claude models, OpenAI's GPT-5 family and small local models on Ollama; other packages add
+or replace profiles through the `deepacp.profiles` entry-point group, each entry naming a
+`HarnessProfile` or a sequence of them. Light to import (no LangChain).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
+
+from deepacp.harness.names import (
+    DELETE,
+    EDIT_FILE,
+    EXECUTE,
+    GLOB,
+    GREP,
+    LS,
+    READ_FILE,
+    TASK,
+    WRITE_FILE,
+    WRITE_TODOS,
+)
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "deepacp.profiles"
+
+
+@dataclass(frozen=True)
+class HarnessProfile:
+    """How the harness changes for the models named by `keys` (`provider:model` for one
+    model, `provider` for every model of a provider without a profile of its own)."""
+
+    name: str
+    keys: tuple[str, ...] = ()
+    prompt_suffix: str = ""
+    """Appended to the base prompt (part of the stable, cached prefix)."""
+    tool_descriptions: Mapping[str, str] = field(default_factory=dict)
+    """Tool name -> the description the model sees instead of the built-in one."""
+    excluded_tools: frozenset[str] = frozenset()
+    """Tools the model is not offered (sub-agents and planning go with `task` and
+    `write_todos`)."""
+    middleware: tuple[Callable[[], Any], ...] = ()
+    """Factories of middleware added after the harness's core, before the caller's."""
+    subagent_model: str | None = None
+    """The model spec for sub-agents that do not name one (None: the agent's model)."""
+
+    def offers(self, tool: str) -> bool:
+        return tool not in self.excluded_tools
+
+
+CLAUDE = HarnessProfile(
+    name="anthropic-claude",
+    keys=("anthropic",),
+    prompt_suffix="""\
+- Calls that do not depend on each other (several reads, several searches) go in one
+  message: they run in parallel.
+- Between tool calls, keep your notes to a sentence; the user sees every call.""",
+)
+
+GPT5 = HarnessProfile(
+    name="openai-gpt-5",
+    keys=tuple(
+        f"openai:{name}"
+        for name in (
+            "gpt-5",
+            "gpt-5-mini",
+            "gpt-5-nano",
+            "gpt-5-codex",
+            "gpt-5.1",
+            "gpt-5.1-codex",
+            "gpt-5.1-codex-mini",
+            "gpt-5.2",
+            "gpt-5.2-codex",
+        )
+    ),
+    prompt_suffix="""\
+- Carry the task through to the end yourself: routine steps (reading, searching, running
+  the tests) need no confirmation from the user.
+- Change files with edit_file; rewrite a whole file with write_file only when most of it
+  changes.""",
+    tool_descriptions={
+        EXECUTE: (
+            "Run a shell command in the workspace root and return its output and exit code. "
+            "Commands cannot read input: pass flags for non-interactive use (say -y), and "
+            "never start an editor, a pager or a server that does not exit."
+        ),
+    },
+)
+
+SMALL_LOCAL = HarnessProfile(
+    name="small-local",
+    keys=("ollama",),
+    prompt_suffix="""\
+- Use one tool at a time and read its result before the next step.
+- In edit_file, old_string must be copied exactly from the file, indentation included.""",
+    excluded_tools=frozenset({TASK, WRITE_TODOS, GLOB}),
+    tool_descriptions={
+        LS: "List a folder.",
+        READ_FILE: "Read a file; lines are numbered. Use offset and limit for long files.",
+        WRITE_FILE: "Create a file, or replace all of its text.",
+        EDIT_FILE: "Replace old_string with new_string in a file. old_string must be exact.",
+        DELETE: "Delete a file.",
+        GREP: "Search files for a regular expression.",
+        EXECUTE: "Run a shell command in the workspace and return its output.",
+    },
+)
+
+BUILT_IN = (CLAUDE, GPT5, SMALL_LOCAL)
+
+
+def _loaded(value: Any, source: str) -> list[HarnessProfile]:
+    values = value if isinstance(value, Sequence) else [value]
+    good = [v for v in values if isinstance(v, HarnessProfile)]
+    if len(good) != len(values):
+        log.warning("entry point %s: not a HarnessProfile (or a list of them); ignored", source)
+    return good
+
+
+@cache
+def registry() -> dict[str, HarnessProfile]:
+    """Every profile by key: the built-in ones, then the entry points' (which win)."""
+    profiles = list(BUILT_IN)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            profiles.extend(_loaded(point.load(), f"{point.name} ({point.value})"))
+        except Exception as exc:  # a broken plugin must not stop the agent
+            log.warning("could not load harness profile %s: %s", point.value, exc)
+    return {key: profile for profile in profiles for key in profile.keys}
+
+
+def profile_for(spec: str) -> HarnessProfile | None:
+    """The profile for a model spec: exact `provider:model`, then `provider`, then None."""
+    profiles = registry()
+    provider, _, name = spec.partition(":")
+    exact = f"{provider.strip().lower()}:{name.strip()}"
+    return profiles.get(exact) or profiles.get(provider.strip().lower())
