@@ -139,7 +139,9 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
     if isinstance(event, Notice):
         return update_agent_message_text(f"{event.text}\n")
     if isinstance(event, UsageUpdated):
-        cost = event.cost and S.Cost(amount=event.cost.amount, currency=event.cost.currency)
+        cost = None
+        if event.cost is not None:
+            cost = S.Cost(amount=event.cost.amount, currency=event.cost.currency)
         return S.UsageUpdate(
             session_update="usage_update", used=event.used, size=event.size, cost=cost
         )
