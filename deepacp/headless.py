@@ -15,6 +15,7 @@ from deepacp.events import (
     PLAN_MARKS,
     Event,
     MessageChunk,
+    Notice,
     PermissionKind,
     PermissionRequest,
     PlanUpdated,
@@ -65,6 +66,8 @@ class TerminalHandler:
                 print(unified_diff(shown, event.diff.old_text, event.diff.new_text), end="")
             elif event.status == "failed":
                 print(f"   {event.text.strip().splitlines()[-1] if event.text.strip() else ''}")
+        elif isinstance(event, Notice):
+            self._print(f"[{event.text}]")
         elif isinstance(event, PlanUpdated):
             self._print("plan:")
             for entry in event.entries:

@@ -29,6 +29,23 @@ ToolSignal = ToolOutputSignal | ToolTerminalSignal
 
 
 @dataclass(frozen=True, slots=True)
+class ModelRetrySignal:
+    """A model call failed for a passing reason and is tried again after `delay` seconds."""
+
+    reason: str
+    """What the provider said, briefly: "overloaded", "rate limited", "failing"..."""
+    delay: float
+    attempt: int
+    """The try about to start (2 for the first retry)."""
+    attempts: int
+
+    @property
+    def text(self) -> str:
+        wait = f"{self.delay:.0f}" if self.delay >= 1 else f"{self.delay:.1f}"
+        return f"provider {self.reason}, retrying in {wait} s, {self.attempt}/{self.attempts}"
+
+
+@dataclass(frozen=True, slots=True)
 class EditArtifact:
     """A file change, whole file before and after, on the change's tool result. Stored in
     the checkpoint as plain JSON (`as_json`), so sessions saved by any version load."""

@@ -18,9 +18,11 @@ from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.permissions import CommandRule, PermissionBackend, PermissionRule
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
+from deepacp.config import RetryPolicy
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
+from deepacp.harness.middleware.retry import RetryMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
 from deepacp.harness.middleware.subagents import (
@@ -116,6 +118,7 @@ def _subagents(
     backend: Backend,
     interrupt_on: dict | None,
     skills: Sequence[str] | None,
+    retry: RetryPolicy | None,
 ) -> SubAgentMiddleware:
     """Compile the children: a general-purpose one unless the caller defines its own."""
     if not any(s.name == GENERAL_PURPOSE for s in specs):
@@ -137,6 +140,7 @@ def _subagents(
             SummarizationMiddleware(backend),
             PatchToolCallsMiddleware(),
             RedactSecretsMiddleware(),
+            RetryMiddleware(retry),
         ]
         child_skills = skills if spec.skills is None else spec.skills
         context = [SkillsMiddleware(backend, child_skills)] if child_skills else []
@@ -169,6 +173,7 @@ def create_deep_agent(
     store: Any = None,
     planning: bool = False,
     name: str | None = None,
+    retry: RetryPolicy | None = None,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
     summarization, history repair, the caller's middleware, skills, memory and approvals.
@@ -184,6 +189,8 @@ def create_deep_agent(
     - `permissions`: path and command rules enforced in the backend layer
       (see `deepacp.backends.permissions`).
     - `planning`: adds `write_todos` (LangChain's TodoListMiddleware), shown as a plan.
+    - `retry`: how model calls that failed for a passing reason are retried (also the
+      sub-agents'); see `deepacp.harness.middleware.retry`.
     """
     if isinstance(model, str):
         from deepacp.models import resolve_model
@@ -197,10 +204,11 @@ def create_deep_agent(
     # The stack, outermost first. Each entry is one concern:
     core: list[Middleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
-        _subagents(subagents, model, tools, backend, interrupt_on, skills),  # the task tool
+        _subagents(subagents, model, tools, backend, interrupt_on, skills, retry),  # the task tool
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
+        RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry
     ]
     # ... then the caller's middleware, then context appended to the prompt (memory last,
     # so the stable prefix stays cacheable), then approval and planning.

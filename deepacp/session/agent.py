@@ -10,6 +10,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deepacp.backends.protocol import Backend
+from deepacp.config import RetryPolicy
 from deepacp.harness import create_deep_agent
 from deepacp.harness.prompts import append_to_system
 from deepacp.session.approvals import APPROVAL_DECISIONS, GATED_TOOLS, ApprovalPolicy
@@ -73,6 +74,7 @@ def build_session_agent(
     tools: list[Any],
     summarizer: AgentMiddleware,
     planning: bool,
+    retry: RetryPolicy | None = None,
 ) -> Any:
     return create_deep_agent(
         model,
@@ -84,4 +86,5 @@ def build_session_agent(
         memory=MEMORY_SOURCES,
         skills=SKILL_SOURCES,
         planning=planning,
+        retry=retry,
     )

@@ -13,6 +13,7 @@ from deepacp.backends.protocol import Backend
 from deepacp.events import (
     Event,
     MessageChunk,
+    Notice,
     StopReason,
     ThoughtChunk,
     ToolOutput,
@@ -22,7 +23,7 @@ from deepacp.events import (
     UsageUpdated,
     UserMessage,
 )
-from deepacp.harness.contracts import ToolOutputSignal, ToolTerminalSignal
+from deepacp.harness.contracts import ModelRetrySignal, ToolOutputSignal, ToolTerminalSignal
 from deepacp.harness.messages import text_of
 from deepacp.session.cards import call_events, tool_finished
 
@@ -108,6 +109,8 @@ class LiveProjection:
         """Tokens over the turn's model calls, as the model reported them."""
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
+        if mode == "custom" and isinstance(data, ModelRetrySignal):
+            return [Notice(data.text)]  # a sub-agent's wait is the user's wait too
         if namespace:
             return []  # sub-agent internals stay inside their parent's card
         if mode == "messages":

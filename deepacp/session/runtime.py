@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from deepacp.backends.filesystem import keep_write_journal
 from deepacp.backends.protocol import Backend
+from deepacp.config import load_config
 from deepacp.errors import SessionBusy
 from deepacp.events import (
     CommandsChanged,
@@ -155,6 +156,7 @@ class Session:
                 tools=[*self.mcp.tools, ask_user_tool()],
                 summarizer=self._summarizer,
                 planning=self.planning,
+                retry=load_config().retry,
             )
             self._model = model
         return self._graph
