@@ -5,6 +5,7 @@ interrupts a run stops on. Light to import (no LangChain).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -41,7 +42,8 @@ class ModelRetrySignal:
 
     @property
     def text(self) -> str:
-        wait = f"{self.delay:.0f}" if self.delay >= 1 else f"{self.delay:.1f}"
+        # whole seconds, or tenths (rounded up) for the short waits of tests and retry-after
+        wait = f"{self.delay:.0f}" if self.delay >= 1 else f"{math.ceil(self.delay * 10) / 10:.1f}"
         return f"provider {self.reason}, retrying in {wait} s, {self.attempt}/{self.attempts}"
 
 

@@ -34,6 +34,8 @@ from deepacp.harness.middleware.subagents import (
     SubAgentMiddleware,
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
+from deepacp.harness.middleware.thinking import ThoughtOnlyRepliesMiddleware
+from deepacp.harness.middleware.truncation import TruncatedCallsMiddleware
 from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR
 from deepacp.harness.permissions import approval_gates, merge_gates
 from deepacp.harness.prompts import BASE_PROMPT
@@ -140,6 +142,8 @@ def _subagents(
             SummarizationMiddleware(backend),
             PatchToolCallsMiddleware(),
             RedactSecretsMiddleware(),
+            ThoughtOnlyRepliesMiddleware(),
+            TruncatedCallsMiddleware(),
             RetryMiddleware(retry),
         ]
         child_skills = skills if spec.skills is None else spec.skills
@@ -208,6 +212,8 @@ def create_deep_agent(
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
+        ThoughtOnlyRepliesMiddleware(),  # a reply of only thinking is left out of requests
+        TruncatedCallsMiddleware(),  # a call cut off by max_tokens is answered, never run
         RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry
     ]
     # ... then the caller's middleware, then context appended to the prompt (memory last,

@@ -25,6 +25,7 @@ from deepacp.events import (
 )
 from deepacp.harness.contracts import ModelRetrySignal, ToolOutputSignal, ToolTerminalSignal
 from deepacp.harness.messages import text_of
+from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
 from deepacp.session.cards import call_events, tool_finished
 
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -53,9 +54,8 @@ def stop_reason(message: AIMessage | None) -> StopReason:
     """The ACP stop reason a final AI message implies."""
     if message is None:
         return "end_turn"
-    meta = message.response_metadata or {}
-    reason = str(meta.get("finish_reason") or meta.get("stop_reason") or "").lower()
-    if reason in ("length", "max_tokens"):
+    reason = stop_of(message)
+    if reason in LIMIT_STOPS:
         return "max_tokens"
     if reason in ("refusal", "content_filter"):
         return "refusal"
@@ -158,7 +158,7 @@ class LiveProjection:
                             events.extend(call_events(call, self.backend))
                 elif (
                     isinstance(message, ToolMessage)
-                    and node == "tools"
+                    and node in ("tools", "model")  # the model step answers cut-off calls
                     and message.tool_call_id in self.announced
                     and message.tool_call_id not in self.finished
                 ):

@@ -11,7 +11,8 @@ import pytest
 
 from deepacp.config import RetryPolicy
 from deepacp.errors import ProviderUnavailable
-from deepacp.harness.middleware.retry import RetryMiddleware, backoff, retry_after, transient
+from deepacp.harness.middleware.retry import RetryMiddleware, backoff
+from deepacp.harness.provider_errors import retry_after, transient
 
 
 class StatusError(Exception):
@@ -113,3 +114,20 @@ async def test_a_request_the_provider_rejects_is_not_retried():
     with pytest.raises(StatusError):
         await RetryMiddleware(RetryPolicy(initial_delay=0.01)).awrap_model_call("r", handler)
     assert len(calls) == 1
+
+
+def test_context_overflow_is_recognised_in_each_provider_shape():
+    from langchain_core.exceptions import ContextOverflowError
+
+    from deepacp.harness.provider_errors import context_overflow
+
+    openai_style = StatusError(400)
+    openai_style.body = {"message": "This model's maximum context length is 8k", "code": None}
+    coded = StatusError(400)
+    coded.body = {"message": "too long", "code": "context_length_exceeded"}
+    anthropic_style = StatusError(400, "invalid_request_error")
+    anthropic_style.body["error"]["message"] = "prompt is too long: 210000 tokens > 200000"
+    for error in (ContextOverflowError("x"), openai_style, coded, anthropic_style):
+        assert context_overflow(error)
+    assert not context_overflow(StatusError(400, "invalid_request_error"))
+    assert not context_overflow(StatusError(500, "api_error"))
