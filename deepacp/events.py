@@ -138,6 +138,11 @@ class ModelChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class EffortChanged:
+    effort: str
+
+
+@dataclass(frozen=True, slots=True)
 class Command:
     name: str
     description: str
@@ -167,6 +172,7 @@ Event = (
     | Notice
     | ModeChanged
     | ModelChanged
+    | EffortChanged
     | CommandsChanged
 )
 

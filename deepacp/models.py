@@ -16,7 +16,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from deepacp.config import load_config
+from deepacp.config import Effort, load_config
+from deepacp.effort import effort_options, with_answer_room
 from deepacp.errors import ConfigError, ModelConfigError
 from deepacp.secrets import register_secrets
 
@@ -139,8 +140,9 @@ def provider_options(provider: str) -> dict[str, Any]:
     return options
 
 
-def resolve_model(spec: str) -> BaseChatModel:
-    """Turn a spec string into a chat model instance."""
+def resolve_model(spec: str, effort: Effort | None = None) -> BaseChatModel:
+    """Turn a spec string into a chat model instance, reasoning at `effort` where the model
+    can (None: config.toml's `effort`, else the provider's default; see `deepacp.effort`)."""
     provider, name = split_spec(spec)
     if provider == SCRIPTED:
         from deepacp.testing import ScriptedChatModel
@@ -149,8 +151,10 @@ def resolve_model(spec: str) -> BaseChatModel:
     check_provider(spec)
     from langchain.chat_models import init_chat_model
 
+    effort = effort or load_config().effort
+    options = provider_options(provider) | effort_options(provider, name, effort)
     try:
-        return init_chat_model(name, model_provider=provider, **provider_options(provider))
+        return with_answer_room(init_chat_model(name, model_provider=provider, **options))
     except ImportError as exc:
         raise ModelConfigError(f"model {spec!r}: {exc}") from None
     except ValueError as exc:

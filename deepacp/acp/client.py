@@ -21,6 +21,7 @@ from deepacp.backends.editor import EditorError, TerminalStatus
 from deepacp.events import (
     ASK_IN_CHAT,
     CommandsChanged,
+    EffortChanged,
     Event,
     MessageChunk,
     ModeChanged,
@@ -86,7 +87,7 @@ class AcpSessionHandler:
             self._last_output_update.pop(event.tool_call_id, None)
             terminal = self._terminals.pop(event.tool_call_id, None)
             await self.update(updates.to_update(event, terminal))
-        elif isinstance(event, ModeChanged | ModelChanged):
+        elif isinstance(event, ModeChanged | ModelChanged | EffortChanged):
             if isinstance(event, ModeChanged):
                 await self.update(update_current_mode(event.mode))
             await self.update(
