@@ -18,6 +18,7 @@ examples:
   deepacp demo                          an offline demo on a copy of a small example project
   deepacp run --model anthropic:claude-sonnet-4-5 "add type hints to utils.py"
   deepacp run --mode yolo "run the tests and fix what fails"
+  deepacp run --effort high "why does the parser reject this file?"
 """
 
 
@@ -58,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["ask", "accept-edits", "plan", "yolo"],
         help="ask (default; without a terminal, gated calls are denied), accept-edits, plan, yolo",
     )
+    run.add_argument(
+        "--effort",
+        choices=["off", "low", "medium", "high"],
+        help="reasoning effort, where the model has it (default: effort in config.toml)",
+    )
     return parser
 
 
@@ -90,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             from deepacp.headless import run_headless
 
-            return run_headless(args.prompt, args.cwd, args.run_model or args.model, args.mode)
+            return run_headless(
+                args.prompt, args.cwd, args.run_model or args.model, args.mode, args.effort
+            )
         build_parser().print_help()
         return 0
     except DeepacpError as exc:

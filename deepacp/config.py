@@ -4,6 +4,15 @@ config.toml keys (all optional)::
 
     model = "anthropic:claude-sonnet-4-5"        # the default model spec
     models = ["anthropic:claude-sonnet-4-5", "openai:gpt-5.1"]   # offered in model pickers
+    effort = "medium"                            # reasoning effort: off, low, medium, high
+
+    [providers.anthropic]                        # also openai, ollama
+    base_url = "https://gateway.example.com"     # the provider's variable, if set, wins
+
+    [retry]                                      # failed model calls (429, 529, 5xx, drops)
+    attempts = 5                                 # tries in all, the first included
+    initial_delay = 2.0                          # seconds before the second try, then doubling
+    max_delay = 60.0                             # longest wait; a longer retry-after gives up
 
     [prices."anthropic:claude-sonnet-4-5"]   # per million tokens; only shown where set
     currency = "USD"
@@ -19,8 +28,12 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 from deepacp.errors import ConfigError
+
+Effort = Literal["off", "low", "medium", "high"]
+EFFORTS: tuple[Effort, ...] = ("off", "low", "medium", "high")
 
 
 def deepacp_home() -> Path:
@@ -51,11 +64,24 @@ class ModelPrices:
 
 
 @dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry a model call that failed for a passing reason."""
+
+    attempts: int = 5
+    initial_delay: float = 2.0
+    max_delay: float = 60.0
+
+
+@dataclass(frozen=True)
 class UserConfig:
     model: str | None = None
     models: tuple[str, ...] = field(default_factory=tuple)
     prices: dict[str, ModelPrices] = field(default_factory=dict)
     """By model spec."""
+    effort: Effort | None = None
+    base_urls: dict[str, str] = field(default_factory=dict)
+    """Provider name -> the API base URL to use (`[providers.NAME] base_url`)."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -88,6 +114,41 @@ def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
     return prices
 
 
+def parse_effort(value: object, where: str = "effort") -> Effort:
+    """`value` as an effort level, or a `ConfigError` listing the levels."""
+    if value not in EFFORTS:
+        raise ConfigError(f"{where} must be one of {', '.join(EFFORTS)}, not {value!r}")
+    return value
+
+
+def _base_urls(path: Path, providers: Any) -> dict[str, str]:
+    if not isinstance(providers, dict):
+        raise ConfigError(f"{path}: [providers] must be a table of provider tables")
+    urls = {}
+    for name, table in providers.items():
+        url = table.get("base_url") if isinstance(table, dict) else None
+        if not isinstance(table, dict) or not isinstance(url, str | None):
+            raise ConfigError(f"{path}: [providers.{name}] base_url must be a string URL")
+        if url:
+            urls[name] = url
+    return urls
+
+
+def _retry(path: Path, table: Any) -> RetryPolicy:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [retry] must be a table")
+    policy = RetryPolicy()
+    values = {}
+    for key, default in vars(policy).items():
+        value = table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ConfigError(f"{path}: retry.{key} must be a number of at least 0")
+        values[key] = type(default)(value)
+    if values["attempts"] < 1:
+        raise ConfigError(f"{path}: retry.attempts must be at least 1")
+    return RetryPolicy(**values)
+
+
 def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
@@ -105,6 +166,12 @@ def load_config(home: Path | None = None) -> UserConfig:
         )
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise ConfigError(f"{path}: 'models' must be a list of model spec strings")
+    effort = data.get("effort")
     return UserConfig(
-        model=model, models=tuple(models), prices=_prices(data.get("prices", {}), path)
+        model=model,
+        models=tuple(models),
+        effort=None if effort is None else parse_effort(effort, f"{path}: 'effort'"),
+        base_urls=_base_urls(path, data.get("providers", {})),
+        retry=_retry(path, data.get("retry", {})),
+        prices=_prices(data.get("prices", {}), path),
     )

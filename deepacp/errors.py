@@ -24,6 +24,10 @@ class TurnError(DeepacpError):
     """A turn failed (the model provider, say); the thread stays usable."""
 
 
+class ProviderUnavailable(TurnError):
+    """The model provider kept failing (overloaded, rate limited, unreachable) after retries."""
+
+
 class SessionBusy(DeepacpError):
     """A prompt arrived while the session was still running the previous one."""
 

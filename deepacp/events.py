@@ -146,6 +146,11 @@ class ModelChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class EffortChanged:
+    effort: str
+
+
+@dataclass(frozen=True, slots=True)
 class Command:
     name: str
     description: str
@@ -175,6 +180,7 @@ Event = (
     | Notice
     | ModeChanged
     | ModelChanged
+    | EffortChanged
     | CommandsChanged
 )
 

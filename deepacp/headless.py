@@ -8,13 +8,14 @@ import signal
 import sys
 from pathlib import Path
 
-from deepacp.config import deepacp_home
+from deepacp.config import Effort, deepacp_home, parse_effort
 from deepacp.diffs import unified_diff
 from deepacp.events import (
     ASK_IN_CHAT,
     PLAN_MARKS,
     Event,
     MessageChunk,
+    Notice,
     PermissionKind,
     PermissionRequest,
     PlanUpdated,
@@ -65,6 +66,8 @@ class TerminalHandler:
                 print(unified_diff(shown, event.diff.old_text, event.diff.new_text), end="")
             elif event.status == "failed":
                 print(f"   {event.text.strip().splitlines()[-1] if event.text.strip() else ''}")
+        elif isinstance(event, Notice):
+            self._print(f"[{event.text}]")
         elif isinstance(event, PlanUpdated):
             self._print("plan:")
             for entry in event.entries:
@@ -90,7 +93,7 @@ class TerminalHandler:
         return YES_ALWAYS_NO.get(answer.strip().lower()[:1], "reject_once")
 
 
-async def _run(prompt: str, cwd: Path, spec: str, mode: Mode) -> int:
+async def _run(prompt: str, cwd: Path, spec: str, mode: Mode, effort: Effort | None) -> int:
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
     from deepacp.session.store import SessionStore
@@ -98,7 +101,7 @@ async def _run(prompt: str, cwd: Path, spec: str, mode: Mode) -> int:
     manager = SessionManager(SessionStore(deepacp_home()), resolve_model)
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
-        record = manager.new_record(str(cwd), mode, spec)
+        record = manager.new_record(str(cwd), mode, spec, effort)
         session = manager.open(record, Workspace(str(cwd)), handler)
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))
@@ -122,10 +125,13 @@ async def _run(prompt: str, cwd: Path, spec: str, mode: Mode) -> int:
     return 0 if stop == "end_turn" else 1
 
 
-def run_headless(prompt: str, cwd: str | None, model: str | None, mode: str) -> int:
+def run_headless(
+    prompt: str, cwd: str | None, model: str | None, mode: str, effort: str | None = None
+) -> int:
     workspace = Path(cwd or ".").resolve()
     if not workspace.is_dir():
         raise SystemExit(f"deepacp: {workspace} is not a directory")
     spec = configured_spec(model)
     check_provider(spec)
-    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode)))
+    level = parse_effort(effort, "--effort") if effort is not None else None
+    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level))

@@ -4,7 +4,9 @@ Which model: the `--model` flag, else `DEEPACP_MODEL`, else `model` in
 `$DEEPACP_HOME/config.toml`. Provider packages are optional extras imported only when asked
 for; a missing package or API key is one readable `ModelConfigError` line. A provider's
 key is its environment variable, else the key `deepacp setup` stored (the variable wins).
-`openai:` honours `OPENAI_BASE_URL`, which is how OpenAI-compatible local servers are used.
+A provider's base URL is its variable (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` — how
+OpenAI-compatible local servers are used — `OLLAMA_HOST`), else `[providers.NAME] base_url`
+in config.toml. The clients' own retries are off: the harness retries (and says so).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from deepacp.config import load_config
+from deepacp.config import Effort, load_config
+from deepacp.effort import effort_options, with_answer_room
 from deepacp.errors import ConfigError, ModelConfigError
 from deepacp.secrets import register_secrets
 
@@ -31,14 +34,30 @@ class Provider:
     key_env: str | None
     default_model: str
     """The model `deepacp setup` configures when none is."""
+    base_url_env: str | None = None
+    client_options: tuple[tuple[str, Any], ...] = ()
+    """Constructor options for every model of the provider."""
 
 
+NO_SDK_RETRIES = (("max_retries", 0),)  # RetryMiddleware retries, and tells the user
 PROVIDERS = {
     "anthropic": Provider(
-        "langchain_anthropic", "anthropic", "ANTHROPIC_API_KEY", "claude-sonnet-4-5"
+        "langchain_anthropic",
+        "anthropic",
+        "ANTHROPIC_API_KEY",
+        "claude-sonnet-4-5",
+        "ANTHROPIC_BASE_URL",
+        NO_SDK_RETRIES,
     ),
-    "openai": Provider("langchain_openai", "openai", "OPENAI_API_KEY", "gpt-5.1"),
-    "ollama": Provider("langchain_ollama", "ollama", None, "qwen3-coder"),
+    "openai": Provider(
+        "langchain_openai",
+        "openai",
+        "OPENAI_API_KEY",
+        "gpt-5.1",
+        "OPENAI_BASE_URL",
+        (*NO_SDK_RETRIES, ("stream_usage", True)),  # usage is not streamed by default
+    ),
+    "ollama": Provider("langchain_ollama", "ollama", None, "qwen3-coder", "OLLAMA_HOST"),
 }
 
 
@@ -103,8 +122,27 @@ def check_provider(spec: str) -> None:
         )
 
 
-def resolve_model(spec: str) -> BaseChatModel:
-    """Turn a spec string into a chat model instance."""
+def base_url(provider: str) -> str | None:
+    """The API base URL for `provider`: its variable, else config.toml; None: the default."""
+    info = PROVIDERS.get(provider)
+    variable = info.base_url_env if info else None
+    return (os.environ.get(variable) if variable else None) or load_config().base_urls.get(provider)
+
+
+def provider_options(provider: str) -> dict[str, Any]:
+    """What every model of `provider` is made with: base URL, key, client options."""
+    info = PROVIDERS.get(provider)
+    options: dict[str, Any] = dict(info.client_options) if info else {}
+    if info and info.key_env and (key := api_key(info.key_env)):
+        options["api_key"] = key
+    if url := base_url(provider):
+        options["base_url"] = url
+    return options
+
+
+def resolve_model(spec: str, effort: Effort | None = None) -> BaseChatModel:
+    """Turn a spec string into a chat model instance, reasoning at `effort` where the model
+    can (None: config.toml's `effort`, else the provider's default; see `deepacp.effort`)."""
     provider, name = split_spec(spec)
     if provider == SCRIPTED:
         from deepacp.testing import ScriptedChatModel
@@ -113,11 +151,10 @@ def resolve_model(spec: str) -> BaseChatModel:
     check_provider(spec)
     from langchain.chat_models import init_chat_model
 
-    info = PROVIDERS.get(provider)
-    key = api_key(info.key_env) if info and info.key_env else None
-    extra: dict[str, Any] = {"api_key": key} if key else {}
+    effort = effort or load_config().effort
+    options = provider_options(provider) | effort_options(provider, name, effort)
     try:
-        return init_chat_model(name, model_provider=provider, **extra)
+        return with_answer_room(init_chat_model(name, model_provider=provider, **options))
     except ImportError as exc:
         raise ModelConfigError(f"model {spec!r}: {exc}") from None
     except ValueError as exc:

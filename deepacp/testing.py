@@ -15,7 +15,8 @@ Each model call consumes the next turn; when turns run out the model answers
 request is appended to that file as one JSON line: system prompt, messages (a tool result
 with its `tool_call_id` and `status`, "success" or "error"), tool names.
 `finish_reason` ("stop", "length", "refusal") and `error` (raise a provider error with
-that message; `error_type` "api", "rate_limit" or "context_overflow") are optional. With
+that message; `error_type` "api", "rate_limit" (both retried by the harness), "auth" or
+"context_overflow") are optional. With
 `context_window`, a request larger than the window raises a context-overflow error, as a
 provider would, without consuming a turn.
 """
@@ -31,7 +32,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.exceptions import ContextOverflowError, ModelAPIError, ModelRateLimitError
+from langchain_core.exceptions import (
+    ContextOverflowError,
+    ModelAPIError,
+    ModelAuthenticationError,
+    ModelRateLimitError,
+)
 from langchain_core.language_models import BaseChatModel, ModelProfile
 from langchain_core.messages import (
     AIMessage,
@@ -67,7 +73,7 @@ class ScriptTurn(BaseModel):
     delay_ms: int = Field(default=0, ge=0)
     finish_reason: Literal["stop", "length", "refusal"] | None = None
     error: str | None = None
-    error_type: Literal["api", "rate_limit", "context_overflow"] = "api"
+    error_type: Literal["api", "rate_limit", "auth", "context_overflow"] = "api"
 
 
 class Script(BaseModel):
@@ -80,6 +86,7 @@ class Script(BaseModel):
 PROVIDER_ERRORS = {
     "api": ModelAPIError,
     "rate_limit": ModelRateLimitError,
+    "auth": ModelAuthenticationError,
     "context_overflow": ContextOverflowError,
 }
 

@@ -20,7 +20,8 @@ from deepacp.acp import updates
 from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
-from deepacp.config import ServerOptions, deepacp_home, load_config
+from deepacp.config import ServerOptions, deepacp_home, load_config, parse_effort
+from deepacp.effort import EffortChoice, effort_choice
 from deepacp.errors import (
     DeepacpError,
     ModelConfigError,
@@ -29,7 +30,7 @@ from deepacp.errors import (
     TurnError,
     WrongWorkspace,
 )
-from deepacp.models import check_provider, configured_spec, resolve_model
+from deepacp.models import check_provider, configured_spec, resolve_model, split_spec
 from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE, parse_mode
@@ -169,10 +170,21 @@ class DeepacpAgent:
             default = []
         return list(dict.fromkeys([current, *default, *load_config().models]))
 
+    def _effort(self, record: SessionRecord) -> EffortChoice | None:
+        """The session's effort levels and the one in effect (None: the model has none)."""
+        try:
+            provider, name = split_spec(record.model or "")
+        except ModelConfigError:
+            return None
+        wanted = record.effort or load_config().effort
+        return effort_choice(provider, name, wanted)  # type: ignore[arg-type]
+
     def _state(self, record: SessionRecord) -> dict[str, Any]:
         """The modes and config options a session response carries."""
         spec = record.model or ""
-        options = updates.config_options(record.mode, spec, self._model_choices(spec))
+        options = updates.config_options(
+            record.mode, spec, self._model_choices(spec), self._effort(record)
+        )
         return {"modes": updates.mode_state(record.mode), "config_options": options}
 
     def _spawn(self, coro: Any) -> None:
@@ -302,6 +314,13 @@ class DeepacpAgent:
             await self._set_mode(session, str(value))
         elif config_id == "model":
             await session.set_model(self._resolve_spec(str(value)))
+        elif config_id == updates.EFFORT_OPTION and (choice := self._effort(session.record)):
+            if value not in choice.levels:
+                raise _bad_params(
+                    f"effort {value!r} is not offered by {session.record.model}; "
+                    f"choose one of {', '.join(choice.levels)}"
+                )
+            await session.set_effort(parse_effort(value))
         else:
             raise _bad_params(f"unknown config option {config_id!r}")
         return S.SetSessionConfigOptionResponse(

@@ -21,9 +21,12 @@ from deepacp.backends.editor import EditorError, TerminalStatus
 from deepacp.events import (
     ASK_IN_CHAT,
     CommandsChanged,
+    EffortChanged,
     Event,
+    MessageChunk,
     ModeChanged,
     ModelChanged,
+    Notice,
     PermissionKind,
     PermissionRequest,
     Question,
@@ -58,6 +61,8 @@ class AcpSessionHandler:
         self._output: dict[str, str] = {}
         self._last_output_update: dict[str, float] = {}
         self._terminals: dict[str, str] = {}
+        self._mid_line = False
+        """The agent's text so far ends inside a line (a notice then starts a new one)."""
 
     async def update(self, update: Any) -> None:
         await notify_model(
@@ -67,6 +72,11 @@ class AcpSessionHandler:
         )
 
     async def emit(self, event: Event) -> None:
+        if isinstance(event, MessageChunk):
+            self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, Notice) and self._mid_line:
+            self._mid_line = False
+            event = Notice(f"\n{event.text}")
         if isinstance(event, ToolOutput):
             await self._output_update(event)
         elif isinstance(event, ToolTerminal):
@@ -77,7 +87,7 @@ class AcpSessionHandler:
             self._last_output_update.pop(event.tool_call_id, None)
             terminal = self._terminals.pop(event.tool_call_id, None)
             await self.update(updates.to_update(event, terminal))
-        elif isinstance(event, ModeChanged | ModelChanged):
+        elif isinstance(event, ModeChanged | ModelChanged | EffortChanged):
             if isinstance(event, ModeChanged):
                 await self.update(update_current_mode(event.mode))
             await self.update(

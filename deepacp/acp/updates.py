@@ -24,6 +24,7 @@ from acp.helpers import (
     update_user_message_text,
 )
 
+from deepacp.effort import EffortChoice
 from deepacp.events import (
     Command,
     Event,
@@ -46,6 +47,8 @@ from deepacp.events import (
 from deepacp.session.modes import MODES
 from deepacp.session.store import now
 from deepacp.session.usage import TokenUsage
+
+EFFORT_OPTION = "effort"
 
 PERMISSION_LABELS: dict[PermissionKind, str] = {
     "allow_once": "Allow once",
@@ -211,7 +214,27 @@ def mode_state(current: str) -> S.SessionModeState:
     )
 
 
-def config_options(mode: str, model: str, models: list[str]) -> list[S.SessionConfigOptionSelect]:
+def effort_option(choice: EffortChoice) -> S.SessionConfigOptionSelect:
+    """The reasoning-effort picker (ACP category `thought_level`)."""
+    return S.SessionConfigOptionSelect(
+        type="select",
+        id=EFFORT_OPTION,
+        name="Thinking",
+        category="thought_level",
+        description="How much the model reasons before it answers",
+        current_value=choice.current,
+        options=[
+            S.SessionConfigSelectOption(value=level, name=choice.label(level))
+            for level in choice.levels
+        ],
+    )
+
+
+def config_options(
+    mode: str, model: str, models: list[str], effort: EffortChoice | None = None
+) -> list[S.SessionConfigOptionSelect]:
+    """The session's pickers: mode, model, and thinking effort when the model has levels."""
+    thinking = [effort_option(effort)] if effort is not None else []
     return [
         S.SessionConfigOptionSelect(
             type="select",
@@ -232,6 +255,7 @@ def config_options(mode: str, model: str, models: list[str]) -> list[S.SessionCo
             current_value=model,
             options=[S.SessionConfigSelectOption(value=spec, name=spec) for spec in models],
         ),
+        *thinking,
     ]
 
 

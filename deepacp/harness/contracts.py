@@ -5,6 +5,7 @@ interrupts a run stops on. Light to import (no LangChain).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,6 +27,24 @@ class ToolTerminalSignal:
 
 
 ToolSignal = ToolOutputSignal | ToolTerminalSignal
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRetrySignal:
+    """A model call failed for a passing reason and is tried again after `delay` seconds."""
+
+    reason: str
+    """What the provider said, briefly: "overloaded", "rate limited", "failing"..."""
+    delay: float
+    attempt: int
+    """The try about to start (2 for the first retry)."""
+    attempts: int
+
+    @property
+    def text(self) -> str:
+        # whole seconds, or tenths (rounded up) for the short waits of tests and retry-after
+        wait = f"{self.delay:.0f}" if self.delay >= 1 else f"{math.ceil(self.delay * 10) / 10:.1f}"
+        return f"provider {self.reason}, retrying in {wait} s, {self.attempt}/{self.attempts}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,11 +18,13 @@ from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.permissions import CommandRule, PermissionBackend, PermissionRule
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
+from deepacp.config import RetryPolicy
 from deepacp.harness.middleware.caching import caching_middleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepacp.harness.middleware.profile import ProfileMiddleware
+from deepacp.harness.middleware.retry import RetryMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
 from deepacp.harness.middleware.subagents import (
@@ -34,6 +36,8 @@ from deepacp.harness.middleware.subagents import (
     SubAgentMiddleware,
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
+from deepacp.harness.middleware.thinking import ThoughtOnlyRepliesMiddleware
+from deepacp.harness.middleware.truncation import TruncatedCallsMiddleware
 from deepacp.harness.middleware.usage import UsageMiddleware
 from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, TASK, WRITE_TODOS
 from deepacp.harness.permissions import approval_gates, merge_gates
@@ -155,6 +159,7 @@ def _subagents(
     skills: Sequence[str] | None,
     caching: bool,
     profile: HarnessProfile,
+    retry: RetryPolicy | None,
 ) -> SubAgentMiddleware:
     """Compile the children: a general-purpose one unless the caller defines its own."""
     if not any(s.name == GENERAL_PURPOSE for s in specs):
@@ -176,6 +181,9 @@ def _subagents(
             SummarizationMiddleware(backend),
             PatchToolCallsMiddleware(),
             RedactSecretsMiddleware(),
+            ThoughtOnlyRepliesMiddleware(),
+            TruncatedCallsMiddleware(),
+            RetryMiddleware(retry),
             UsageMiddleware(),
         ]
         child_skills = skills if spec.skills is None else spec.skills
@@ -211,6 +219,7 @@ def create_deep_agent(
     prompt_caching: bool = True,
     profile: HarnessProfile | None = None,
     name: str | None = None,
+    retry: RetryPolicy | None = None,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
     summarization, history repair, the caller's middleware, skills, memory and approvals.
@@ -230,6 +239,8 @@ def create_deep_agent(
       (see `deepacp.harness.middleware.caching`).
     - `profile`: how the harness adapts to the model (see `deepacp.harness.profiles`);
       None looks it up from the model's spec, `HarnessProfile("default")` uses none.
+    - `retry`: how model calls that failed for a passing reason are retried (also the
+      sub-agents'); see `deepacp.harness.middleware.retry`.
     """
     spec = model if isinstance(model, str) else None
     if isinstance(model, str):
@@ -248,7 +259,15 @@ def create_deep_agent(
     delegation = (
         [
             _subagents(
-                subagents, model, tools, backend, interrupt_on, skills, prompt_caching, profile
+                subagents,
+                model,
+                tools,
+                backend,
+                interrupt_on,
+                skills,
+                prompt_caching,
+                profile,
+                retry,
             )
         ]
         if profile.offers(TASK)
@@ -260,6 +279,9 @@ def create_deep_agent(
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
+        ThoughtOnlyRepliesMiddleware(),  # a reply of only thinking is left out of requests
+        TruncatedCallsMiddleware(),  # a call cut off by max_tokens is answered, never run
+        RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry
         UsageMiddleware(),  # the thread's token usage, as providers report it
     ]
     # ... then the caller's middleware, then skills, approval, planning and prompt caching,

@@ -10,6 +10,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deepacp.backends.protocol import Backend
+from deepacp.config import RetryPolicy
 from deepacp.harness import create_deep_agent
 from deepacp.harness.profiles import HarnessProfile
 from deepacp.harness.prompts import append_to_system
@@ -75,6 +76,7 @@ def build_session_agent(
     summarizer: AgentMiddleware,
     planning: bool,
     profile: HarnessProfile | None = None,
+    retry: RetryPolicy | None = None,
 ) -> Any:
     """The editor session's harness; `profile` None: the model's own (looked up)."""
     return create_deep_agent(
@@ -88,4 +90,5 @@ def build_session_agent(
         skills=SKILL_SOURCES,
         planning=planning,
         profile=profile,
+        retry=retry,
     )

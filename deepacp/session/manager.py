@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepacp.config import Effort
 from deepacp.errors import SessionNotFound, WrongWorkspace
 from deepacp.session.ephemeral import EphemeralRecords
 from deepacp.session.handler import SessionHandler
@@ -63,9 +64,11 @@ class SessionManager:
             raise WrongWorkspace(f"session {session_id} belongs to {record.cwd}, not {cwd}")
         return record
 
-    def new_record(self, cwd: str, mode: Mode, model: str) -> SessionRecord:
+    def new_record(
+        self, cwd: str, mode: Mode, model: str, effort: Effort | None = None
+    ) -> SessionRecord:
         """A new stored session, to `open`."""
-        return self.store.create(cwd, mode, model)
+        return self.store.create(cwd, mode, model, effort)
 
     def open(self, record: SessionRecord, workspace: Workspace, handler: SessionHandler) -> Session:
         """The session of `record`, claimed for this process (`SessionInUse` if another

@@ -13,6 +13,7 @@ from deepacp.backends.protocol import Backend
 from deepacp.events import (
     Event,
     MessageChunk,
+    Notice,
     StopReason,
     ThoughtChunk,
     ToolOutput,
@@ -22,8 +23,9 @@ from deepacp.events import (
     UsageUpdated,
     UserMessage,
 )
-from deepacp.harness.contracts import ToolOutputSignal, ToolTerminalSignal
+from deepacp.harness.contracts import ModelRetrySignal, ToolOutputSignal, ToolTerminalSignal
 from deepacp.harness.messages import text_of
+from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
 from deepacp.harness.usage import TokenUsage
 from deepacp.session.cards import call_events, tool_finished
 
@@ -53,9 +55,8 @@ def stop_reason(message: AIMessage | None) -> StopReason:
     """The ACP stop reason a final AI message implies."""
     if message is None:
         return "end_turn"
-    meta = message.response_metadata or {}
-    reason = str(meta.get("finish_reason") or meta.get("stop_reason") or "").lower()
-    if reason in ("length", "max_tokens"):
+    reason = stop_of(message)
+    if reason in LIMIT_STOPS:
         return "max_tokens"
     if reason in ("refusal", "content_filter"):
         return "refusal"
@@ -107,6 +108,8 @@ class LiveProjection:
         """Usage of the turn's model calls so far (the agent's own, not its sub-agents')."""
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
+        if mode == "custom" and isinstance(data, ModelRetrySignal):
+            return [Notice(data.text)]  # a sub-agent's wait is the user's wait too
         if namespace:
             return []  # sub-agent internals stay inside their parent's card
         if mode == "messages":
@@ -152,7 +155,7 @@ class LiveProjection:
                             events.extend(call_events(call, self.backend))
                 elif (
                     isinstance(message, ToolMessage)
-                    and node == "tools"
+                    and node in ("tools", "model")  # the model step answers cut-off calls
                     and message.tool_call_id in self.announced
                     and message.tool_call_id not in self.finished
                 ):

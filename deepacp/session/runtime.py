@@ -13,14 +13,15 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from deepacp.backends.filesystem import keep_write_journal
 from deepacp.backends.protocol import Backend
-from deepacp.config import ModelPrices, load_config
+from deepacp.config import Effort, ModelPrices, load_config
 from deepacp.errors import ConfigError, SessionBusy
 from deepacp.events import (
     CommandsChanged,
+    EffortChanged,
     Event,
     MessageChunk,
     ModeChanged,
@@ -48,10 +49,10 @@ TITLE_CHARS = 60
 
 
 class ModelFactory(Protocol):
-    """Turns a model spec into a chat model (`deepacp.models.resolve_model`), or raises a
-    `ModelConfigError` saying what is missing."""
+    """Turns a model spec into a chat model reasoning at `effort`
+    (`deepacp.models.resolve_model`), or raises a `ModelConfigError` saying what is missing."""
 
-    def __call__(self, spec: str, /) -> Any: ...
+    def __call__(self, spec: str, /, effort: Effort | None = None) -> Any: ...
 
 
 Ready = Callable[[], Awaitable[None]]
@@ -142,7 +143,7 @@ class Session:
             from deepacp.session.agent import build_session_agent
             from deepacp.session.ask import ask_user_tool
 
-            model = self.model_factory(self.record.model or "")
+            model = self.model_factory(self.record.model or "", effort=self.effort)
             profile = getattr(model, "profile", None) or {}
             self._window = profile.get("max_input_tokens")
             await self._report_mcp()
@@ -159,6 +160,7 @@ class Session:
                 summarizer=self._summarizer,
                 planning=self.planning,
                 profile=profile_for(self.record.model or ""),
+                retry=load_config().retry,
             )
             self._model = model
         return self._graph
@@ -198,6 +200,17 @@ class Session:
         self.record = self.store.update(self.record, model=spec)
         self._graph = None
         await self.handler.emit(ModelChanged(spec))
+
+    @property
+    def effort(self) -> Effort | None:
+        """The effort the user chose for this session (None: the configured default)."""
+        return cast("Effort | None", self.record.effort)
+
+    async def set_effort(self, effort: Effort) -> None:
+        """Change the reasoning effort; the graph is rebuilt on the next turn."""
+        self.record = self.store.update(self.record, effort=effort)
+        self._graph = None
+        await self.handler.emit(EffortChanged(effort))
 
     async def history(self) -> list[Event]:
         from deepacp.session import projection

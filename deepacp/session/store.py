@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from deepacp.config import EFFORTS
 from deepacp.errors import SessionInUse
 from deepacp.private import private_database, private_dir, unusable_database
 from deepacp.session.modes import DEFAULT_MODE, MODE_IDS, Mode
@@ -65,15 +66,26 @@ class SessionRecord:
     model: str | None
     created_at: str
     updated_at: str
+    effort: str | None = None
+    """The reasoning effort the user chose for this session (None: the default)."""
 
 
 _COLUMNS = tuple(f.name for f in fields(SessionRecord))
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """Columns added since a sessions.db was made (its rows get NULL: the default)."""
+    present = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+    if "effort" not in present:
+        conn.execute("ALTER TABLE sessions ADD COLUMN effort TEXT")
 
 
 def _record(row: tuple) -> SessionRecord:
     record = SessionRecord(*row)
     if record.mode not in MODE_IDS:  # written by a newer version, say: start safe
         record = replace(record, mode=DEFAULT_MODE)
+    if record.effort is not None and record.effort not in EFFORTS:
+        record = replace(record, effort=None)
     return record
 
 
@@ -111,6 +123,7 @@ class SessionStore:
                 conn = sqlite3.connect(path, timeout=10, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(_SCHEMA)
+                _add_missing_columns(conn)
                 conn.execute(_CLAIMS)
                 conn.commit()
             except sqlite3.DatabaseError as exc:
@@ -210,10 +223,12 @@ class SessionStore:
         private_dir(self.home / "scratch")
         return private_dir(self.home / "scratch" / thread_id)
 
-    def create(self, cwd: str, mode: Mode, model: str | None) -> SessionRecord:
+    def create(
+        self, cwd: str, mode: Mode, model: str | None, effort: str | None = None
+    ) -> SessionRecord:
         session_id = uuid.uuid4().hex
         stamp = now()
-        record = SessionRecord(session_id, cwd, session_id, None, mode, model, stamp, stamp)
+        record = SessionRecord(session_id, cwd, session_id, None, mode, model, stamp, stamp, effort)
         placeholders = ", ".join("?" * len(_COLUMNS))
         self._db.execute(
             f"INSERT INTO sessions ({', '.join(_COLUMNS)}) VALUES ({placeholders})",

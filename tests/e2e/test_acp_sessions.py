@@ -291,13 +291,23 @@ async def test_stop_reasons_from_the_model(agent_factory, finish: str, stop: str
         assert (await agent.prompt(session, "go")).stop_reason == stop
 
 
-async def test_provider_outage_is_a_clear_error_and_the_session_survives(agent_factory) -> None:
-    turns = [{"error": "503 service unavailable"}, {"content": "back again"}]
-    async with agent_factory(turns) as agent:
+async def test_provider_outage_is_retried_then_a_clear_error_and_the_session_survives(
+    agent_factory, tmp_path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "config.toml").write_text("[retry]\nattempts = 2\ninitial_delay = 0.01\n")
+    outage = {"error": "503 service unavailable"}
+    turns = [outage, outage, {"content": "back again"}]
+    async with agent_factory(turns, home=home) as agent:
         session = await agent.new_session()
         with pytest.raises(RequestError) as info:
             await agent.prompt(session, "hello")
-        assert "503 service unavailable" in str(info.value.data or info.value)
+        assert str(info.value) == (
+            "Internal error: the model provider is still failing (ModelAPIError) after 2 "
+            "tries; try again later"
+        )
+        assert "provider failing, retrying in 0.1 s, 2/2" in agent.client.text()
         assert (await agent.prompt(session, "retry")).stop_reason == "end_turn"
         assert agent.client.text().endswith("back again")
 

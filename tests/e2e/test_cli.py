@@ -116,3 +116,23 @@ def test_run_closes_its_session_and_leaves_it_to_resume(tmp_path: Path) -> None:
         ]
         assert db.execute("SELECT COUNT(*) FROM claims").fetchone() == (0,)  # released
     assert list((home / "locks").glob("process-*.lock")) == []
+
+
+def test_run_with_effort_asks_the_provider_to_think(tmp_path: Path) -> None:
+    from tests.providers.anthropic_server import AnthropicServer
+    from tests.providers.wire import Reply
+
+    with AnthropicServer([Reply(thinking="Consider it.", text="Thought it through.")]) as server:
+        env = {
+            "DEEPACP_HOME": str(tmp_path / "home"),
+            "DEEPACP_MODEL": "anthropic:claude-sonnet-4-5",
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "ANTHROPIC_API_KEY": "test",
+        }
+        result = run("run", "--effort", "high", "think hard", cwd=tmp_path, env=env)
+        assert result.returncode == 0, result.stderr
+        assert "Thought it through." in result.stdout and "Consider it." in result.stderr
+        (request,) = server.model_requests()
+    assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 24_576}
+    bad = run("run", "--effort", "max", "x", cwd=tmp_path, env=env)
+    assert bad.returncode == 2 and "invalid choice: 'max'" in bad.stderr

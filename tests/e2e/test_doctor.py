@@ -106,7 +106,7 @@ def test_detect_editor(env: dict[str, str], editor: str | None) -> None:
 
 
 async def test_server_log_file_records_failures_with_secrets_redacted(agent_factory) -> None:
-    turns = [{"error": f"401 invalid x-api-key {CANARY}"}]
+    turns = [{"error": f"401 invalid x-api-key {CANARY}", "error_type": "auth"}]
     async with agent_factory(turns, env={"ANTHROPIC_API_KEY": CANARY}) as agent:
         session = await agent.new_session()
         with pytest.raises(RequestError) as info:

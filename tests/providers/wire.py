@@ -12,7 +12,9 @@ provider's error shape, which is what lets a test prove that a broken request fa
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -68,7 +70,12 @@ class Failure:
     retry_after: float | None = None
 
 
-Step = Reply | Failure | Callable[[Any], "Reply | Failure"]
+@dataclass
+class Drop:
+    """The server closes the connection without answering (a dropped connection)."""
+
+
+Step = Reply | Failure | Drop | Callable[[Any], "Reply | Failure | Drop"]
 
 
 @dataclass
@@ -101,6 +108,10 @@ class InvalidRequest(Exception):
 
 class ClientGone(Exception):
     """The client closed the connection in the middle of a streamed answer."""
+
+
+class _Dropped(Exception):
+    """A `Drop` step: close the connection now."""
 
 
 class Exchange:
@@ -204,10 +215,14 @@ class WireServer:
         self.stop()
 
     def next_step(self, body: Any) -> Reply | Failure:
-        """Consume the next scripted step for a valid request (`EXHAUSTED` text when none)."""
+        """Consume the next scripted step for a valid request (`EXHAUSTED` text when none);
+        a `Drop` closes the connection instead."""
         with self._lock:
             step = self.script.popleft() if self.script else Reply(text=EXHAUSTED)
-        return step(body) if callable(step) else step
+        step = step(body) if callable(step) else step
+        if isinstance(step, Drop):
+            raise _Dropped
+        return step
 
     def pause(self, seconds: float) -> None:
         """Wait between streamed events; returns early when the server stops."""
@@ -243,6 +258,12 @@ class WireServer:
                 exchange.send_json(error.status, self.error_body(error))
         except ClientGone:
             pass
+        except _Dropped:
+            record.error = "connection dropped"
+            record.disconnected = True
+            handler.close_connection = True
+            with contextlib.suppress(OSError):
+                handler.connection.shutdown(socket.SHUT_RDWR)
         finally:
             try:
                 exchange.end_stream()

@@ -55,7 +55,10 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
             "content": f"The key is {ANTHROPIC}.",
         },
         {"content": "done"},
-        {"error": f"401 invalid x-api-key {ANTHROPIC}"},  # a provider echoing the key
+        {
+            "error": f"401 invalid x-api-key {ANTHROPIC}",
+            "error_type": "auth",
+        },  # a provider echoing the key
         {"content": "still here"},
     ]
     env = {"ANTHROPIC_API_KEY": ANTHROPIC, "GITHUB_TOKEN": GITHUB, "DEEPACP_LOG_LEVEL": "DEBUG"}

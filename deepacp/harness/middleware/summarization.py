@@ -5,8 +5,8 @@ The state keeps every message. When the model's view of the thread nears the win
 arguments of old write_file/edit_file calls in the view; if that is not enough it writes
 the oldest span to `/conversation_history/<thread>.md`, asks the model for a summary, and
 records an event {cutoff, summary, file_path} in private state. Every later call sees
-`[summary] + messages[cutoff:]`. A provider context-overflow error triggers one retry with
-a strictly smaller view.
+`[summary] + messages[cutoff:]`. A provider context-overflow error (`context_overflow`)
+triggers one retry with a strictly smaller view.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from langchain.agents.middleware import (
     ModelResponse,
 )
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
@@ -39,6 +38,7 @@ from deepacp.backends.state import state_scope
 from deepacp.errors import DeepacpError
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
+from deepacp.harness.provider_errors import context_overflow
 from deepacp.harness.state import state_files
 
 TRIGGER_FRACTION = 0.85
@@ -233,7 +233,9 @@ class SummarizationMiddleware(AgentMiddleware):
                 view = render(messages, new_event)
             try:
                 response = await handler(request.override(messages=view))
-            except ContextOverflowError:
+            except Exception as exc:
+                if not context_overflow(exc):
+                    raise
                 retry = await self.summarize(
                     request.model,
                     messages,

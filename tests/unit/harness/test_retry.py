@@ -1,0 +1,133 @@
+"""RetryMiddleware's decisions: what is worth retrying, how long to wait, when to stop."""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+
+import httpx
+import pytest
+
+from deepacp.config import RetryPolicy
+from deepacp.errors import ProviderUnavailable
+from deepacp.harness.middleware.retry import RetryMiddleware, backoff
+from deepacp.harness.provider_errors import retry_after, transient
+
+
+class StatusError(Exception):
+    """An SDK-like HTTP error: a status, an error body, the response."""
+
+    def __init__(self, status: int, kind: str | None = None, headers: dict | None = None):
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+        self.body = {"type": "error", "error": {"type": kind}} if kind else None
+        self.response = httpx.Response(status, headers=headers or {})
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (StatusError(429, "rate_limit_error"), "rate limited"),
+        (StatusError(529, "overloaded_error"), "overloaded"),
+        (StatusError(503), "overloaded"),
+        (StatusError(500, "api_error"), "failing"),
+        (StatusError(200, "overloaded_error"), "overloaded"),  # an error event mid-stream
+        (httpx.ConnectError("refused"), "unreachable"),
+        (ConnectionResetError(), "unreachable"),
+    ],
+)
+def test_passing_failures_are_retried(error, reason):
+    failure = transient(error)
+    assert failure is not None and failure.reason == reason
+
+
+@pytest.mark.parametrize(
+    "error",
+    [StatusError(400, "invalid_request_error"), StatusError(401), ValueError("a bug"), KeyError()],
+)
+def test_other_failures_are_not(error):
+    assert transient(error) is None
+
+
+def test_a_context_overflow_is_left_to_summarization():
+    from langchain_core.exceptions import ContextOverflowError
+
+    assert transient(ContextOverflowError("prompt is too long")) is None
+
+
+def test_retry_after_in_seconds_milliseconds_or_as_a_date():
+    assert retry_after(httpx.Response(429, headers={"retry-after": "7"})) == 7
+    assert retry_after(httpx.Response(429, headers={"retry-after-ms": "250"})) == 0.25
+    later = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 < retry_after(httpx.Response(429, headers={"retry-after": later})) <= 30
+    assert retry_after(httpx.Response(429, headers={"retry-after": "soon"})) is None
+    assert retry_after(httpx.Response(429)) is None
+
+
+def test_backoff_doubles_with_jitter_up_to_the_cap():
+    policy = RetryPolicy(attempts=8, initial_delay=2, max_delay=10)
+    rng = random.Random(1)
+    for retry, step in [(1, 2), (2, 4), (3, 8), (4, 10), (7, 10)]:
+        waits = {backoff(policy, retry, rng) for _ in range(50)}
+        assert all(step / 2 <= w <= step for w in waits)
+        assert len(waits) > 1  # jittered, so clients do not retry in lockstep
+
+
+async def test_the_middleware_tries_attempts_times_then_gives_up_in_one_line():
+    calls = []
+
+    async def handler(request):
+        calls.append(request)
+        raise StatusError(529, "overloaded_error")
+
+    middleware = RetryMiddleware(RetryPolicy(attempts=3, initial_delay=0.01))
+    with pytest.raises(ProviderUnavailable) as raised:
+        await middleware.awrap_model_call("request", handler)
+    assert len(calls) == 3
+    assert str(raised.value) == (
+        "the model provider is still overloaded (HTTP 529 overloaded_error) after 3 tries; "
+        "try again later"
+    )
+
+
+async def test_a_retry_after_beyond_max_delay_gives_up_at_once():
+    calls = []
+
+    async def handler(request):
+        calls.append(request)
+        raise StatusError(429, "rate_limit_error", {"retry-after": "3600"})
+
+    middleware = RetryMiddleware(RetryPolicy(attempts=5, max_delay=60))
+    with pytest.raises(ProviderUnavailable, match="asks to wait 3600 s"):
+        await middleware.awrap_model_call("request", handler)
+    assert len(calls) == 1
+
+
+async def test_a_request_the_provider_rejects_is_not_retried():
+    calls = []
+
+    async def handler(request):
+        calls.append(request)
+        raise StatusError(400, "invalid_request_error")
+
+    with pytest.raises(StatusError):
+        await RetryMiddleware(RetryPolicy(initial_delay=0.01)).awrap_model_call("r", handler)
+    assert len(calls) == 1
+
+
+def test_context_overflow_is_recognised_in_each_provider_shape():
+    from langchain_core.exceptions import ContextOverflowError
+
+    from deepacp.harness.provider_errors import context_overflow
+
+    openai_style = StatusError(400)
+    openai_style.body = {"message": "This model's maximum context length is 8k", "code": None}
+    coded = StatusError(400)
+    coded.body = {"message": "too long", "code": "context_length_exceeded"}
+    anthropic_style = StatusError(400, "invalid_request_error")
+    anthropic_style.body["error"]["message"] = "prompt is too long: 210000 tokens > 200000"
+    for error in (ContextOverflowError("x"), openai_style, coded, anthropic_style):
+        assert context_overflow(error)
+    assert not context_overflow(StatusError(400, "invalid_request_error"))
+    assert not context_overflow(StatusError(500, "api_error"))

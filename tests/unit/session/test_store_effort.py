@@ -1,0 +1,37 @@
+"""A session's effort is stored with it, and a sessions.db from before the column opens."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from deepacp.session.store import SessionStore
+
+OLD_SCHEMA = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY, cwd TEXT NOT NULL, thread_id TEXT NOT NULL, title TEXT,
+    mode TEXT NOT NULL, model TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+)
+"""
+
+
+async def test_effort_is_kept_and_an_old_database_gains_the_column(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    db = sqlite3.connect(home / "sessions.db")
+    db.execute(OLD_SCHEMA)
+    db.execute(
+        "INSERT INTO sessions VALUES ('old', '/w', 'old', 't', 'ask', 'anthropic:c', 'a', 'a')"
+    )
+    db.commit()
+    db.close()
+    store = SessionStore(home)
+    try:
+        old = store.get("old")
+        assert old is not None and old.effort is None
+        store.update(old, effort="high")
+        made = store.create("/w", "ask", "openai:o3", "low")
+        assert store.get("old").effort == "high" and store.get(made.id).effort == "low"
+        store.update(made, effort="extreme")  # written by a newer version, say
+        assert store.get(made.id).effort is None
+    finally:
+        await store.close()
