@@ -4,6 +4,7 @@ config.toml keys (all optional)::
 
     model = "anthropic:claude-sonnet-4-5"        # the default model spec
     models = ["anthropic:claude-sonnet-4-5", "openai:gpt-5.1"]   # offered in model pickers
+    sandbox = "workspace-write"   # or "workspace-write+network", "read-only", "off"
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deepacp.errors import ConfigError
+
+if TYPE_CHECKING:  # the backends load after `initialize` is answered
+    from deepacp.backends.sandbox import SandboxPolicy
 
 
 def deepacp_home() -> Path:
@@ -30,12 +35,15 @@ class ServerOptions:
     """The --model flag (None: DEEPACP_MODEL, then config.toml)."""
     planning: bool = True
     """Offer write_todos, which editors show as a plan (--no-plan turns it off)."""
+    sandbox: SandboxPolicy | None = None
+    """The --sandbox flag (None: config.toml, then the default)."""
 
 
 @dataclass(frozen=True)
 class UserConfig:
     model: str | None = None
     models: tuple[str, ...] = field(default_factory=tuple)
+    sandbox: SandboxPolicy | None = None
 
 
 def load_config(home: Path | None = None) -> UserConfig:
@@ -55,4 +63,17 @@ def load_config(home: Path | None = None) -> UserConfig:
         )
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise ConfigError(f"{path}: 'models' must be a list of model spec strings")
-    return UserConfig(model=model, models=tuple(models))
+    from deepacp.backends.sandbox import POLICIES, parse_policy
+
+    try:
+        sandbox = None if "sandbox" not in data else parse_policy(data["sandbox"])
+    except ValueError:
+        raise ConfigError(f"{path}: 'sandbox' must be one of {', '.join(POLICIES)}") from None
+    return UserConfig(model=model, models=tuple(models), sandbox=sandbox)
+
+
+def sandbox_policy(flag: SandboxPolicy | None, home: Path | None = None) -> SandboxPolicy:
+    """The sandbox policy sessions start with: the flag, else config.toml, else the default."""
+    from deepacp.backends.sandbox import DEFAULT_POLICY
+
+    return flag or load_config(home).sandbox or DEFAULT_POLICY

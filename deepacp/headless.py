@@ -8,13 +8,15 @@ import signal
 import sys
 from pathlib import Path
 
-from deepacp.config import deepacp_home
+from deepacp.backends.sandbox import SandboxPolicy
+from deepacp.config import deepacp_home, sandbox_policy
 from deepacp.diffs import unified_diff
 from deepacp.events import (
     ASK_IN_CHAT,
     PLAN_MARKS,
     Event,
     MessageChunk,
+    Notice,
     PermissionKind,
     PermissionRequest,
     PlanUpdated,
@@ -65,6 +67,8 @@ class TerminalHandler:
                 print(unified_diff(shown, event.diff.old_text, event.diff.new_text), end="")
             elif event.status == "failed":
                 print(f"   {event.text.strip().splitlines()[-1] if event.text.strip() else ''}")
+        elif isinstance(event, Notice):
+            self._print(f"note: {event.text}")
         elif isinstance(event, PlanUpdated):
             self._print("plan:")
             for entry in event.entries:
@@ -90,12 +94,12 @@ class TerminalHandler:
         return YES_ALWAYS_NO.get(answer.strip().lower()[:1], "reject_once")
 
 
-async def _run(prompt: str, cwd: Path, spec: str, mode: Mode) -> int:
+async def _run(prompt: str, cwd: Path, spec: str, mode: Mode, sandbox: SandboxPolicy) -> int:
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
     from deepacp.session.store import SessionStore
 
-    manager = SessionManager(SessionStore(deepacp_home()), resolve_model)
+    manager = SessionManager(SessionStore(deepacp_home()), resolve_model, sandbox=sandbox)
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
         record = manager.new_record(str(cwd), mode, spec)
@@ -122,10 +126,17 @@ async def _run(prompt: str, cwd: Path, spec: str, mode: Mode) -> int:
     return 0 if stop == "end_turn" else 1
 
 
-def run_headless(prompt: str, cwd: str | None, model: str | None, mode: str) -> int:
+def run_headless(
+    prompt: str,
+    cwd: str | None,
+    model: str | None,
+    mode: str,
+    sandbox: SandboxPolicy | None = None,
+) -> int:
     workspace = Path(cwd or ".").resolve()
     if not workspace.is_dir():
         raise SystemExit(f"deepacp: {workspace} is not a directory")
     spec = configured_spec(model)
     check_provider(spec)
-    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode)))
+    policy = sandbox_policy(sandbox)
+    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), policy))

@@ -20,8 +20,15 @@ from deepacp.acp import updates
 from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
-from deepacp.config import ServerOptions, deepacp_home, load_config
+from deepacp.backends.sandbox import (
+    DEFAULT_POLICY,
+    SandboxPolicy,
+    parse_policy,
+    sandbox_problem,
+)
+from deepacp.config import ServerOptions, deepacp_home, load_config, sandbox_policy
 from deepacp.errors import (
+    ConfigError,
     DeepacpError,
     ModelConfigError,
     SessionBusy,
@@ -62,6 +69,26 @@ def request_error(exc: DeepacpError) -> RequestError:
 
 def _bad_params(message: str) -> RequestError:
     return RequestError(-32602, f"Invalid params: {message}")
+
+
+def _start_policy(flag: SandboxPolicy | None) -> SandboxPolicy:
+    """The policy sessions start with; a broken config.toml (reported where the model is
+    read) leaves the default, never `off`."""
+    try:
+        return sandbox_policy(flag)
+    except ConfigError:
+        return sandbox_policy(flag or DEFAULT_POLICY)
+
+
+def _sandbox_choice(value: object) -> SandboxPolicy:
+    """A policy the user may pick here: any where bubblewrap works, else only `off`."""
+    try:
+        policy = parse_policy(value)
+    except ValueError as exc:
+        raise _bad_params(str(exc)) from None
+    if policy != "off" and (problem := sandbox_problem()) is not None:
+        raise _bad_params(f"no sandbox is available here: {problem}")
+    return policy
 
 
 def to_mcp_servers(servers: McpServers | None) -> tuple[McpServer, ...]:
@@ -114,6 +141,7 @@ class DeepacpAgent:
             resolve_model,
             planning=options.planning,
             harness_ready=ready,
+            sandbox=_start_policy(options.sandbox),
         )
         self._background: set[asyncio.Task] = set()
 
@@ -169,10 +197,12 @@ class DeepacpAgent:
             default = []
         return list(dict.fromkeys([current, *default, *load_config().models]))
 
-    def _state(self, record: SessionRecord) -> dict[str, Any]:
+    def _state(self, session: Session) -> dict[str, Any]:
         """The modes and config options a session response carries."""
+        record = session.record
         spec = record.model or ""
         options = updates.config_options(record.mode, spec, self._model_choices(spec))
+        options.append(updates.sandbox_option(session.sandbox.policy, sandbox_problem()))
         return {"modes": updates.mode_state(record.mode), "config_options": options}
 
     def _spawn(self, coro: Any) -> None:
@@ -197,7 +227,7 @@ class DeepacpAgent:
         )
 
         def config_options() -> list[Any]:
-            return self._state(self.manager.sessions[record.id].record)["config_options"]
+            return self._state(self.manager.sessions[record.id])["config_options"]
 
         handler = AcpSessionHandler(self.conn, record.id, self.client_capabilities, config_options)
         return self.manager.open(record, workspace, handler)
@@ -219,7 +249,7 @@ class DeepacpAgent:
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())  # after the response: Zed drops updates before it
-        return S.NewSessionResponse(session_id=record.id, **self._state(record))
+        return S.NewSessionResponse(session_id=record.id, **self._state(session))
 
     async def load_session(
         self,
@@ -236,7 +266,7 @@ class DeepacpAgent:
         for event in await session.history():
             await session.handler.emit(event)
         await session.announce()  # before the response: nothing may follow a load's response
-        return S.LoadSessionResponse(**self._state(session.record))
+        return S.LoadSessionResponse(**self._state(session))
 
     async def resume_session(
         self,
@@ -249,7 +279,7 @@ class DeepacpAgent:
         record = self.manager.record(session_id, cwd)
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
-        return S.ResumeSessionResponse(**self._state(session.record))
+        return S.ResumeSessionResponse(**self._state(session))
 
     async def fork_session(
         self,
@@ -302,10 +332,12 @@ class DeepacpAgent:
             await self._set_mode(session, str(value))
         elif config_id == "model":
             await session.set_model(self._resolve_spec(str(value)))
+        elif config_id == updates.SANDBOX_OPTION:
+            await session.set_sandbox(_sandbox_choice(value))
         else:
             raise _bad_params(f"unknown config option {config_id!r}")
         return S.SetSessionConfigOptionResponse(
-            config_options=self._state(session.record)["config_options"]
+            config_options=self._state(session)["config_options"]
         )
 
     async def prompt(self, session_id: str, prompt: PromptBlocks, **_: Any) -> S.PromptResponse:
