@@ -170,12 +170,14 @@ class SandboxSetting:
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How the commands of the workspace `root` are confined; `hidden` are more paths they
-    must not see (`$DEEPACP_HOME`)."""
+    """How the commands of the workspace `root` are confined: `extra_roots` are more
+    workspace folders (writable like the root), `hidden` more paths they must not see
+    (`$DEEPACP_HOME`)."""
 
     root: Path
     setting: SandboxSetting
     hidden: tuple[Path, ...] = ()
+    extra_roots: tuple[Path, ...] = ()
 
     def hidden_paths(self) -> list[Path]:
         """Every existing path to hide, where its links lead (so a link cannot reveal it)."""
@@ -194,10 +196,11 @@ class Sandbox:
         if policy == "off" or bwrap is None:
             return list(argv)
         root = self.root.resolve()
+        roots = [root, *(r.resolve() for r in self.extra_roots if r.is_dir())]
         tmp = Path("/tmp").resolve()
         hidden = self.hidden_paths()
-        outside = [p for p in hidden if not _within(p, root) and not _within(p, tmp)]
-        inside = [p for p in hidden if _within(p, root) and p != root]
+        inside = [p for p in hidden if any(_within(p, r) and p != r for r in roots)]
+        outside = [p for p in hidden if p not in inside and not _within(p, tmp)]
         args = [bwrap, *_isolation(network=policy == "workspace-write+network")]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         args += ["--size", str(PRIVATE_TMP_BYTES), "--tmpfs", str(tmp)]
@@ -205,7 +208,8 @@ class Sandbox:
             args += _hide(path)
         if policy == "workspace-write+network":
             args += _resolv_conf()
-        args += ["--ro-bind" if policy == "read-only" else "--bind", str(root), str(root)]
+        for folder in roots:
+            args += ["--ro-bind" if policy == "read-only" else "--bind", str(folder), str(folder)]
         for path in inside:
             args += _hide(path)
         for name, value in SANDBOX_ENV.items():

@@ -154,12 +154,15 @@ class LocalShell:
         env: dict[str, str] | None = None,
         sandbox: SandboxSetting | None = None,
         hidden: Sequence[Path] = (),
+        extra_roots: Sequence[Path] = (),
     ) -> None:
         self.root = root
         self.default_timeout = default_timeout
         self.max_output = max_output
         self.env = command_environment(env)
-        self.sandbox = None if sandbox is None else Sandbox(root, sandbox, tuple(hidden))
+        self.sandbox = None
+        if sandbox is not None:
+            self.sandbox = Sandbox(root, sandbox, tuple(hidden), tuple(extra_roots))
         self._slots = asyncio.Semaphore(MAX_PARALLEL_COMMANDS)
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
@@ -233,7 +236,7 @@ def command_policy(sandbox: Sandbox | None, run: ShellCommand) -> SandboxPolicy 
 class LocalShellBackend(FilesystemBackend):
     """FilesystemBackend plus a `LocalShell` in the workspace root; with a `sandbox`
     setting its commands are sandboxed, `hidden` (the backend's hidden folders) kept out
-    of their sight too."""
+    of their sight too and `extra_roots` (more workspace folders) writable like the root."""
 
     def __init__(
         self,
@@ -245,6 +248,7 @@ class LocalShellBackend(FilesystemBackend):
         use_ripgrep: bool | None = None,
         hidden: Sequence[Path] = (),
         sandbox: SandboxSetting | None = None,
+        extra_roots: Sequence[Path] = (),
     ) -> None:
         super().__init__(root_dir, use_ripgrep=use_ripgrep, hidden=hidden)
         self._shell = LocalShell(
@@ -254,6 +258,7 @@ class LocalShellBackend(FilesystemBackend):
             env=env,
             sandbox=sandbox,
             hidden=hidden,
+            extra_roots=extra_roots,
         )
 
     @property

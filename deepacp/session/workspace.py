@@ -60,7 +60,8 @@ def session_backend(
     or an overlay) — plus: extra roots (reached by their absolute paths), the session's
     scratch space under $DEEPACP_HOME (offloaded text never lands in the project), the
     user's memory and skills (`/user/`), and the bundled skills, read-only. Commands run
-    in `sandbox` (with $DEEPACP_HOME out of their sight)."""
+    in `sandbox`, where the extra roots are writable like the workspace and $DEEPACP_HOME
+    is out of sight."""
 
     def seen(backend: FilesystemBackend) -> Backend:
         return view(backend) if view is not None else backend
@@ -75,7 +76,8 @@ def session_backend(
     routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
     routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), READ_ONLY)
     # $DEEPACP_HOME is reachable only through /user/, even inside the workspace (cwd ~).
-    workspace = LocalShellBackend(cwd, hidden=(home,), sandbox=sandbox)
+    extra = [Path(root) for root in extra_roots]
+    workspace = LocalShellBackend(cwd, hidden=(home,), sandbox=sandbox, extra_roots=extra)
     return CompositeBackend(seen(workspace), routes)
 
 

@@ -227,3 +227,27 @@ async def test_editor_terminals_run_the_wrapped_command_under_the_users_card(
         t.record(not (outside / "pwned").exists(), "the terminal wrote outside")
         t.record((agent.workspace / "inside.txt").exists(), "the terminal did not run")
     t.check()
+
+
+async def test_additional_workspace_folders_are_writable_like_the_workspace(
+    agent_factory, tally, outside: Path
+) -> None:
+    t = tally("sandbox: additional directories")
+    extra, elsewhere = outside / "extra", outside / "elsewhere"
+    extra.mkdir()
+    elsewhere.mkdir()
+    calls = [
+        execute("extra", f"echo x > {extra}/made"),
+        execute("other", f"echo x > {elsewhere}/x"),
+    ]
+    turns = [{"tool_calls": calls}, {"content": "ok"}]
+    async with agent_factory(turns) as agent:
+        response = await agent.conn.new_session(
+            cwd=str(agent.workspace), mcp_servers=[], additional_directories=[str(extra)]
+        )
+        session = response.session_id
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "write")
+    t.record((extra / "made").exists(), "an additional directory was not writable")
+    t.record(not (elsewhere / "x").exists(), "a folder beside it was writable")
+    t.check()
