@@ -8,9 +8,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from deepacp._version import __version__
 
+if TYPE_CHECKING:
+    from deepacp.backends.sandbox import SandboxPolicy
+
+SANDBOX_HELP = (
+    "how commands are confined: workspace-write (default where bubblewrap works), "
+    "workspace-write+network, read-only, off"
+)
 USAGE_EXAMPLES = """\
 examples:
   deepacp --stdio                       ACP agent server for Zed, JetBrains and other ACP clients
@@ -42,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-plan", action="store_true", help="do not offer the plan tool (write_todos)"
     )
+    parser.add_argument("--sandbox", metavar="POLICY", help=SANDBOX_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
     commands.add_parser("lsp", help="serve the Language Server Protocol on stdin/stdout")
@@ -64,7 +73,21 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["off", "low", "medium", "high"],
         help="reasoning effort, where the model has it (default: effort in config.toml)",
     )
+    run.add_argument("--sandbox", dest="run_sandbox", metavar="POLICY", help=SANDBOX_HELP)
     return parser
+
+
+def sandbox_flag(value: str | None) -> SandboxPolicy | None:
+    """The --sandbox policy, checked (a `ConfigError` names the policies there are)."""
+    if value is None:
+        return None
+    from deepacp.backends.sandbox import parse_policy
+    from deepacp.errors import ConfigError
+
+    try:
+        return parse_policy(value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,11 +103,14 @@ def main(argv: list[str] | None = None) -> int:
             from deepacp.acp.server import serve
             from deepacp.config import ServerOptions
 
-            return serve(ServerOptions(model=args.model, planning=not args.no_plan))
+            options = ServerOptions(
+                model=args.model, planning=not args.no_plan, sandbox=sandbox_flag(args.sandbox)
+            )
+            return serve(options)
         if args.command == "lsp":
             from deepacp.lsp.server import serve as serve_lsp
 
-            return serve_lsp()
+            return serve_lsp(sandbox_flag(args.sandbox))
         if args.command == "doctor":
             from deepacp.doctor import run_doctor
 
@@ -96,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             from deepacp.headless import run_headless
 
-            return run_headless(
-                args.prompt, args.cwd, args.run_model or args.model, args.mode, args.effort
-            )
+            sandbox = sandbox_flag(args.run_sandbox or args.sandbox)
+            model = args.run_model or args.model
+            return run_headless(args.prompt, args.cwd, model, args.mode, args.effort, sandbox)
         build_parser().print_help()
         return 0
     except DeepacpError as exc:

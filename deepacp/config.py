@@ -20,6 +20,8 @@ config.toml keys (all optional)::
     output = 15.0
     cache_read = 0.3      # default: the input price
     cache_write = 3.75    # default: the input price
+
+    sandbox = "workspace-write"   # or "workspace-write+network", "read-only", "off"
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from deepacp.errors import ConfigError
+
+if TYPE_CHECKING:  # the backends load after `initialize` is answered
+    from deepacp.backends.sandbox import SandboxPolicy
 
 Effort = Literal["off", "low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = ("off", "low", "medium", "high")
@@ -50,6 +55,8 @@ class ServerOptions:
     """The --model flag (None: DEEPACP_MODEL, then config.toml)."""
     planning: bool = True
     """Offer write_todos, which editors show as a plan (--no-plan turns it off)."""
+    sandbox: SandboxPolicy | None = None
+    """The --sandbox flag (None: config.toml, then the default)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,7 @@ class UserConfig:
     base_urls: dict[str, str] = field(default_factory=dict)
     """Provider name -> the API base URL to use (`[providers.NAME] base_url`)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    sandbox: SandboxPolicy | None = None
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -167,6 +175,12 @@ def load_config(home: Path | None = None) -> UserConfig:
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise ConfigError(f"{path}: 'models' must be a list of model spec strings")
     effort = data.get("effort")
+    from deepacp.backends.sandbox import POLICIES, parse_policy
+
+    try:
+        sandbox = None if "sandbox" not in data else parse_policy(data["sandbox"])
+    except ValueError:
+        raise ConfigError(f"{path}: 'sandbox' must be one of {', '.join(POLICIES)}") from None
     return UserConfig(
         model=model,
         models=tuple(models),
@@ -174,4 +188,12 @@ def load_config(home: Path | None = None) -> UserConfig:
         base_urls=_base_urls(path, data.get("providers", {})),
         retry=_retry(path, data.get("retry", {})),
         prices=_prices(data.get("prices", {}), path),
+        sandbox=sandbox,
     )
+
+
+def sandbox_policy(flag: SandboxPolicy | None, home: Path | None = None) -> SandboxPolicy:
+    """The sandbox policy sessions start with: the flag, else config.toml, else the default."""
+    from deepacp.backends.sandbox import DEFAULT_POLICY
+
+    return flag or load_config(home).sandbox or DEFAULT_POLICY

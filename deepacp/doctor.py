@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,8 +15,9 @@ from importlib.resources import files
 from pathlib import Path
 
 from deepacp._version import __version__
+from deepacp.backends.sandbox import sandbox_problem
 from deepacp.cli import server_command
-from deepacp.config import deepacp_home, load_config
+from deepacp.config import deepacp_home, load_config, sandbox_policy
 from deepacp.errors import ConfigError
 from deepacp.logs import log_path
 from deepacp.models import PROVIDERS, SCRIPTED, check_provider, split_spec
@@ -36,6 +38,12 @@ EDITORS = {
 class Check:
     ok: bool
     text: str
+    warn: bool = False
+    """Works, but less safely than it could (the session says so too)."""
+
+    @property
+    def label(self) -> str:
+        return "FAIL" if not self.ok else "warn" if self.warn else "ok  "
 
 
 def detect_editor(env: dict[str, str]) -> str | None:
@@ -90,6 +98,22 @@ def ripgrep_check() -> Check:
         0
     ]
     return Check(True, f"{version} at {rg}")
+
+
+def sandbox_check() -> Check:
+    """Whether commands run in the sandbox here, and under which policy by default."""
+    problem = sandbox_problem()
+    if problem is not None:
+        return Check(True, f"commands are not sandboxed: {problem}", warn=True)
+    try:
+        policy = sandbox_policy(None)
+    except ConfigError as exc:
+        return Check(False, str(exc))
+    bwrap = shutil.which("bwrap") or "bwrap"
+    version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
+    if policy == "off":
+        return Check(True, f"{version} works, but config.toml turns the sandbox off", warn=True)
+    return Check(True, f"{version}: commands run sandboxed (policy {policy})")
 
 
 def home_checks() -> list[Check]:
@@ -147,9 +171,9 @@ def run_doctor(model_flag: str | None = None) -> int:
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in PACKAGES)
     checks.append(Check(True, f"deepacp {__version__} ({versions})"))
     checks += model_checks(model_flag)
-    checks += [ripgrep_check(), *home_checks(), server_check()]
+    checks += [ripgrep_check(), sandbox_check(), *home_checks(), server_check()]
     for check in checks:
-        print(f"{'ok  ' if check.ok else 'FAIL'} {check.text}")
+        print(f"{check.label} {check.text}")
     print(f"logs: {log_path()}")
     editor = detect_editor(dict(os.environ))
     if editor is not None:

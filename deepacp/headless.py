@@ -8,7 +8,8 @@ import signal
 import sys
 from pathlib import Path
 
-from deepacp.config import Effort, deepacp_home, parse_effort
+from deepacp.backends.sandbox import SandboxPolicy
+from deepacp.config import Effort, deepacp_home, parse_effort, sandbox_policy
 from deepacp.diffs import unified_diff
 from deepacp.events import (
     ASK_IN_CHAT,
@@ -67,7 +68,7 @@ class TerminalHandler:
             elif event.status == "failed":
                 print(f"   {event.text.strip().splitlines()[-1] if event.text.strip() else ''}")
         elif isinstance(event, Notice):
-            self._print(f"[{event.text}]")
+            self._print(f"note: {event.text}")
         elif isinstance(event, PlanUpdated):
             self._print("plan:")
             for entry in event.entries:
@@ -93,12 +94,14 @@ class TerminalHandler:
         return YES_ALWAYS_NO.get(answer.strip().lower()[:1], "reject_once")
 
 
-async def _run(prompt: str, cwd: Path, spec: str, mode: Mode, effort: Effort | None) -> int:
+async def _run(
+    prompt: str, cwd: Path, spec: str, mode: Mode, effort: Effort | None, sandbox: SandboxPolicy
+) -> int:
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
     from deepacp.session.store import SessionStore
 
-    manager = SessionManager(SessionStore(deepacp_home()), resolve_model)
+    manager = SessionManager(SessionStore(deepacp_home()), resolve_model, sandbox=sandbox)
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
         record = manager.new_record(str(cwd), mode, spec, effort)
@@ -126,7 +129,12 @@ async def _run(prompt: str, cwd: Path, spec: str, mode: Mode, effort: Effort | N
 
 
 def run_headless(
-    prompt: str, cwd: str | None, model: str | None, mode: str, effort: str | None = None
+    prompt: str,
+    cwd: str | None,
+    model: str | None,
+    mode: str,
+    effort: str | None = None,
+    sandbox: SandboxPolicy | None = None,
 ) -> int:
     workspace = Path(cwd or ".").resolve()
     if not workspace.is_dir():
@@ -134,4 +142,5 @@ def run_headless(
     spec = configured_spec(model)
     check_provider(spec)
     level = parse_effort(effort, "--effort") if effort is not None else None
-    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level))
+    policy = sandbox_policy(sandbox)
+    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level, policy))

@@ -20,9 +20,22 @@ from deepacp.acp import updates
 from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
-from deepacp.config import ServerOptions, deepacp_home, load_config, parse_effort
+from deepacp.backends.sandbox import (
+    DEFAULT_POLICY,
+    SandboxPolicy,
+    parse_policy,
+    sandbox_problem,
+)
+from deepacp.config import (
+    ServerOptions,
+    deepacp_home,
+    load_config,
+    parse_effort,
+    sandbox_policy,
+)
 from deepacp.effort import EffortChoice, effort_choice
 from deepacp.errors import (
+    ConfigError,
     DeepacpError,
     ModelConfigError,
     SessionBusy,
@@ -63,6 +76,26 @@ def request_error(exc: DeepacpError) -> RequestError:
 
 def _bad_params(message: str) -> RequestError:
     return RequestError(-32602, f"Invalid params: {message}")
+
+
+def _start_policy(flag: SandboxPolicy | None) -> SandboxPolicy:
+    """The policy sessions start with; a broken config.toml (reported where the model is
+    read) leaves the default, never `off`."""
+    try:
+        return sandbox_policy(flag)
+    except ConfigError:
+        return sandbox_policy(flag or DEFAULT_POLICY)
+
+
+def _sandbox_choice(value: object) -> SandboxPolicy:
+    """A policy the user may pick here: any where bubblewrap works, else only `off`."""
+    try:
+        policy = parse_policy(value)
+    except ValueError as exc:
+        raise _bad_params(str(exc)) from None
+    if policy != "off" and (problem := sandbox_problem()) is not None:
+        raise _bad_params(f"no sandbox is available here: {problem}")
+    return policy
 
 
 def to_mcp_servers(servers: McpServers | None) -> tuple[McpServer, ...]:
@@ -115,6 +148,7 @@ class DeepacpAgent:
             resolve_model,
             planning=options.planning,
             harness_ready=ready,
+            sandbox=_start_policy(options.sandbox),
         )
         self._background: set[asyncio.Task] = set()
 
@@ -179,12 +213,14 @@ class DeepacpAgent:
         wanted = record.effort or load_config().effort
         return effort_choice(provider, name, wanted)  # type: ignore[arg-type]
 
-    def _state(self, record: SessionRecord) -> dict[str, Any]:
+    def _state(self, session: Session) -> dict[str, Any]:
         """The modes and config options a session response carries."""
+        record = session.record
         spec = record.model or ""
         options = updates.config_options(
             record.mode, spec, self._model_choices(spec), self._effort(record)
         )
+        options.append(updates.sandbox_option(session.sandbox.policy, sandbox_problem()))
         return {"modes": updates.mode_state(record.mode), "config_options": options}
 
     def _spawn(self, coro: Any) -> None:
@@ -209,7 +245,7 @@ class DeepacpAgent:
         )
 
         def config_options() -> list[Any]:
-            return self._state(self.manager.sessions[record.id].record)["config_options"]
+            return self._state(self.manager.sessions[record.id])["config_options"]
 
         handler = AcpSessionHandler(self.conn, record.id, self.client_capabilities, config_options)
         return self.manager.open(record, workspace, handler)
@@ -231,7 +267,7 @@ class DeepacpAgent:
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())  # after the response: Zed drops updates before it
-        return S.NewSessionResponse(session_id=record.id, **self._state(record))
+        return S.NewSessionResponse(session_id=record.id, **self._state(session))
 
     async def load_session(
         self,
@@ -248,7 +284,7 @@ class DeepacpAgent:
         for event in await session.history():
             await session.handler.emit(event)
         await session.announce()  # before the response: nothing may follow a load's response
-        return S.LoadSessionResponse(**self._state(session.record))
+        return S.LoadSessionResponse(**self._state(session))
 
     async def resume_session(
         self,
@@ -261,7 +297,7 @@ class DeepacpAgent:
         record = self.manager.record(session_id, cwd)
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
-        return S.ResumeSessionResponse(**self._state(session.record))
+        return S.ResumeSessionResponse(**self._state(session))
 
     async def fork_session(
         self,
@@ -321,10 +357,12 @@ class DeepacpAgent:
                     f"choose one of {', '.join(choice.levels)}"
                 )
             await session.set_effort(parse_effort(value))
+        elif config_id == updates.SANDBOX_OPTION:
+            await session.set_sandbox(_sandbox_choice(value))
         else:
             raise _bad_params(f"unknown config option {config_id!r}")
         return S.SetSessionConfigOptionResponse(
-            config_options=self._state(session.record)["config_options"]
+            config_options=self._state(session)["config_options"]
         )
 
     async def prompt(self, session_id: str, prompt: PromptBlocks, **_: Any) -> S.PromptResponse:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from acp import schema as S
@@ -228,11 +228,11 @@ class AcpEditorClient:
         params = S.WriteTextFileRequest(session_id=self.session_id, path=path, content=content)
         await self._request("fs_write_text_file", params)
 
-    async def create_terminal(self, command: str, cwd: str, output_limit: int) -> str:
+    async def create_terminal(self, argv: Sequence[str], cwd: str, output_limit: int) -> str:
         params = S.CreateTerminalRequest(
             session_id=self.session_id,
-            command="/bin/sh",
-            args=["-c", command],
+            command=argv[0],
+            args=list(argv[1:]),
             cwd=cwd,
             output_byte_limit=output_limit,
         )

@@ -24,6 +24,7 @@ from acp.helpers import (
     update_user_message_text,
 )
 
+from deepacp.backends.sandbox import POLICIES, POLICY_DESCRIPTIONS, SandboxPolicy
 from deepacp.effort import EffortChoice
 from deepacp.events import (
     Command,
@@ -50,6 +51,7 @@ from deepacp.session.usage import TokenUsage
 
 EFFORT_OPTION = "effort"
 
+SANDBOX_OPTION = "sandbox"
 PERMISSION_LABELS: dict[PermissionKind, str] = {
     "allow_once": "Allow once",
     "allow_always": "Always allow",
@@ -257,6 +259,23 @@ def config_options(
         ),
         *thinking,
     ]
+
+
+def sandbox_option(current: SandboxPolicy, problem: str | None) -> S.SessionConfigOptionSelect:
+    """The `sandbox` option: the policy commands run under. Where no sandbox can work it
+    offers `off` alone, saying why, so the picker never claims a sandbox there is not."""
+    choices: tuple[SandboxPolicy, ...] = ("off",) if problem else POLICIES
+    return S.SessionConfigOptionSelect(
+        type="select",
+        id=SANDBOX_OPTION,
+        name="Sandbox",
+        description=f"No sandbox: {problem}" if problem else "How shell commands are confined",
+        current_value="off" if problem else current,
+        options=[
+            S.SessionConfigSelectOption(value=p, name=p, description=POLICY_DESCRIPTIONS[p])
+            for p in choices
+        ],
+    )
 
 
 def _file_path(uri: str) -> str | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -20,7 +22,15 @@ from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.protocol import MAX_TEXT_BYTES, ExecuteResult, Shell, ShellCommand
-from deepacp.backends.shell import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, checked_timeout
+from deepacp.backends.sandbox import Sandbox
+from deepacp.backends.shell import (
+    DEFAULT_MAX_OUTPUT,
+    DEFAULT_TIMEOUT,
+    LocalShell,
+    checked_timeout,
+    command_policy,
+    shell_argv,
+)
 
 
 class EditorError(Exception):
@@ -47,7 +57,9 @@ class EditorClient(Protocol):
 
     async def write_text_file(self, path: str, content: str) -> None: ...
 
-    async def create_terminal(self, command: str, cwd: str, output_limit: int) -> str: ...
+    async def create_terminal(self, argv: Sequence[str], cwd: str, output_limit: int) -> str:
+        """Start `argv` (program, then its arguments) in a terminal; returns its id."""
+        ...
 
     async def wait_for_exit(self, terminal_id: str) -> None: ...
 
@@ -67,9 +79,11 @@ class EditorBackend(DelegatingBackend[FilesystemBackend]):
 
     @property
     def shell(self) -> Shell | None:
-        if self.editor.can_run:
-            return EditorTerminal(self.editor, self.inner.root)
-        return self.inner.shell
+        inner = self.inner.shell
+        if self.editor.can_run:  # in the sandbox the disk's own shell would use
+            sandbox = inner.sandbox if isinstance(inner, LocalShell) else None
+            return EditorTerminal(self.editor, self.inner.root, sandbox)
+        return inner
 
     def _editor_path(self, path: str) -> str:
         """The absolute path to give the editor, after confinement; missing files raise."""
@@ -111,18 +125,26 @@ class EditorBackend(DelegatingBackend[FilesystemBackend]):
 
 
 class EditorTerminal:
-    """Commands in the editor's terminals (`terminal/*`), in the workspace root `root`."""
+    """Commands in the editor's terminals (`terminal/*`), in the workspace root `root`,
+    wrapped in `sandbox` when there is one (the card still shows the command itself)."""
 
-    def __init__(self, editor: EditorClient, root: Path) -> None:
+    def __init__(self, editor: EditorClient, root: Path, sandbox: Sandbox | None = None) -> None:
         self.editor = editor
         self.root = root
+        self.sandbox = sandbox
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         timeout = checked_timeout(run, DEFAULT_TIMEOUT)
+        policy = command_policy(self.sandbox, run)
+        argv = shell_argv(run.command)
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(argv, policy or "off")
+        result = await self._run(argv, timeout, run)
+        return dataclasses.replace(result, sandbox=policy)
+
+    async def _run(self, argv: list[str], timeout: float, run: ShellCommand) -> ExecuteResult:
         try:
-            terminal = await self.editor.create_terminal(
-                run.command, str(self.root), DEFAULT_MAX_OUTPUT
-            )
+            terminal = await self.editor.create_terminal(argv, str(self.root), DEFAULT_MAX_OUTPUT)
         except EditorError as exc:
             raise BackendError(f"the editor could not start the command: {exc}") from None
         if run.on_terminal is not None:

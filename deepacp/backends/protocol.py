@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Protocol
 
 from deepacp.backends.errors import BackendError, PathError
+from deepacp.backends.sandbox import SandboxPolicy
 from deepacp.backends.search import GrepMatch, GrepQuery
 
 MAX_TEXT_BYTES = 10 * 1024 * 1024
@@ -77,6 +78,8 @@ class ShellCommand:
     """Told each piece of output as it comes."""
     on_terminal: TerminalCallback | None = None
     """Told the id of the editor terminal it runs in (so its card can show it live)."""
+    outside_sandbox: bool = False
+    """Run it outside the session's sandbox (the user approved exactly that)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,8 @@ class ExecuteResult:
     truncated: bool = False
     """Whether output was cut."""
     timed_out: bool = False
+    sandbox: SandboxPolicy | None = None
+    """The sandbox policy it ran under (`off`: unsandboxed); None: the shell has none."""
 
 
 class Shell(Protocol):

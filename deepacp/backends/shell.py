@@ -1,10 +1,12 @@
-"""The local shell: `LocalShell` runs commands on this machine (no sandbox), and
-`LocalShellBackend` is the workspace on disk with one."""
+"""The local shell: `LocalShell` runs commands on this machine, in the session's sandbox
+(`deepacp.backends.sandbox`) when it has one, and `LocalShellBackend` is the workspace on
+disk with one."""
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import dataclasses
 import inspect
 import os
 import signal
@@ -14,6 +16,7 @@ from pathlib import Path
 from deepacp.backends.errors import BackendError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.protocol import ExecuteResult, OutputCallback, ShellCommand
+from deepacp.backends.sandbox import Sandbox, SandboxPolicy, SandboxSetting
 from deepacp.secrets import redact, secrets_in
 
 DEFAULT_TIMEOUT = 120.0
@@ -99,14 +102,19 @@ def lifeline() -> int:
     return _lifeline[1]
 
 
-def watched(command: str, fd: int) -> list[str]:
-    """argv running `command` as `sh -c` does, beside a watchdog in its process group that
-    kills the whole group when the server's lifeline breaks. The watchdog is not a child of
-    the command's shell, so `wait` in the command does not wait for it, and holds none of
-    its output pipes, so the output ends when the command's does."""
+def shell_argv(command: str) -> list[str]:
+    """argv running `command` as `sh -c` does."""
+    return ["/bin/sh", "-c", command]
+
+
+def watched(argv: Sequence[str], fd: int) -> list[str]:
+    """`argv`, beside a watchdog in its process group that kills the whole group when the
+    server's lifeline breaks. The watchdog is not a child of the command's shell, so `wait`
+    in the command does not wait for it, and holds none of its output pipes, so the output
+    ends when the command's does."""
     watchdog = f"(read _ < /dev/fd/{fd}; kill -KILL 0) </dev/null >/dev/null 2>&1 &"
-    script = f'( {watchdog} ); exec /bin/sh -c "$1"'
-    return ["/bin/sh", "-c", script, "sh", command]
+    script = f'( {watchdog} ); exec "$@"'
+    return ["/bin/sh", "-c", script, "sh", *argv]
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -132,8 +140,9 @@ class LocalShell:
 
     Each command runs in its own process group; on timeout or cancel the whole group is
     killed, and so it is when this process dies (see `lifeline`). At most
-    `MAX_PARALLEL_COMMANDS` run at once. Commands are not sandboxed: approvals are what
-    protects the user.
+    `MAX_PARALLEL_COMMANDS` run at once. With a `sandbox` setting, commands run in the
+    sandbox its policy describes (a command approved to run outside it excepted); without
+    one they are not sandboxed, and approvals are what protects the user.
     """
 
     def __init__(
@@ -143,24 +152,35 @@ class LocalShell:
         default_timeout: float = DEFAULT_TIMEOUT,
         max_output: int = DEFAULT_MAX_OUTPUT,
         env: dict[str, str] | None = None,
+        sandbox: SandboxSetting | None = None,
+        hidden: Sequence[Path] = (),
+        extra_roots: Sequence[Path] = (),
     ) -> None:
         self.root = root
         self.default_timeout = default_timeout
         self.max_output = max_output
         self.env = command_environment(env)
+        self.sandbox = None
+        if sandbox is not None:
+            self.sandbox = Sandbox(root, sandbox, tuple(hidden), tuple(extra_roots))
         self._slots = asyncio.Semaphore(MAX_PARALLEL_COMMANDS)
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         timeout = checked_timeout(run, self.default_timeout)
+        policy = command_policy(self.sandbox, run)
+        argv = shell_argv(run.command)
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(argv, policy or "off")
         async with self._slots:
-            return await self._run(run.command, timeout, run.on_output)
+            result = await self._run(argv, timeout, run.on_output)
+        return dataclasses.replace(result, sandbox=policy)
 
     async def _run(
-        self, command: str, timeout: float, on_output: OutputCallback | None
+        self, argv: list[str], timeout: float, on_output: OutputCallback | None
     ) -> ExecuteResult:
         fd = lifeline()
         proc = await asyncio.create_subprocess_exec(
-            *watched(command, fd),
+            *watched(argv, fd),
             cwd=self.root,
             env=self.env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -205,8 +225,18 @@ class LocalShell:
         )
 
 
+def command_policy(sandbox: Sandbox | None, run: ShellCommand) -> SandboxPolicy | None:
+    """The policy `run` runs under: None without a sandbox, `off` when it was approved to
+    run outside the sandbox (or the sandbox cannot work here)."""
+    if sandbox is None:
+        return None
+    return "off" if run.outside_sandbox else sandbox.setting.effective
+
+
 class LocalShellBackend(FilesystemBackend):
-    """FilesystemBackend plus a `LocalShell` in the workspace root."""
+    """FilesystemBackend plus a `LocalShell` in the workspace root; with a `sandbox`
+    setting its commands are sandboxed, `hidden` (the backend's hidden folders) kept out
+    of their sight too and `extra_roots` (more workspace folders) writable like the root."""
 
     def __init__(
         self,
@@ -217,10 +247,18 @@ class LocalShellBackend(FilesystemBackend):
         env: dict[str, str] | None = None,
         use_ripgrep: bool | None = None,
         hidden: Sequence[Path] = (),
+        sandbox: SandboxSetting | None = None,
+        extra_roots: Sequence[Path] = (),
     ) -> None:
         super().__init__(root_dir, use_ripgrep=use_ripgrep, hidden=hidden)
         self._shell = LocalShell(
-            self.root, default_timeout=default_timeout, max_output=max_output, env=env
+            self.root,
+            default_timeout=default_timeout,
+            max_output=max_output,
+            env=env,
+            sandbox=sandbox,
+            hidden=hidden,
+            extra_roots=extra_roots,
         )
 
     @property

@@ -24,3 +24,6 @@ MUTATING_FILE_TOOLS = frozenset({WRITE_FILE, EDIT_FILE, DELETE})
 
 SELF_LIMITING_TOOLS = frozenset({LS, READ_FILE, GLOB, GREP, WRITE_FILE, EDIT_FILE, DELETE})
 """Tools whose results are bounded already, so they are never offloaded."""
+
+OUTSIDE_SANDBOX_ARG = "outside_sandbox"
+"""The execute argument that asks to run a command outside the sandbox."""

@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend, GrepQuery, Shell, ShellCommand
+from deepacp.backends.sandbox import failure_hint
 from deepacp.harness.contracts import EditArtifact, ToolOutputSignal, ToolTerminalSignal
 from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 from deepacp.secrets import clip
@@ -240,12 +241,22 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
 
 
 def execute_tool(shell: Shell) -> BaseTool:
-    async def execute(command: str, runtime: ToolRuntime, timeout: float | None = None) -> Any:
+    async def execute(
+        command: str,
+        runtime: ToolRuntime,
+        timeout: float | None = None,
+        outside_sandbox: bool = False,
+    ) -> Any:
         """Run a shell command in the workspace root and return its output and exit code.
+        Commands run in a sandbox (the result says which policy): only the workspace is
+        writable, /tmp is private, credentials are hidden, and the network is off unless
+        the policy allows it.
 
         Args:
             command: The shell command line.
             timeout: Seconds before the command is killed (default 120).
+            outside_sandbox: Run it outside the sandbox, only after it failed because of
+                the sandbox and really needs more; the user is always asked first.
         """
         call_id = runtime.tool_call_id or ""  # always set when the agent calls the tool
 
@@ -255,12 +266,16 @@ def execute_tool(shell: Shell) -> BaseTool:
         def show_terminal(terminal_id: str) -> None:
             runtime.stream_writer(ToolTerminalSignal(call_id, terminal_id))
 
-        result = await shell.execute(ShellCommand(command, timeout, forward, show_terminal))
-        output = result.output.rstrip("\n")
+        run = ShellCommand(command, timeout, forward, show_terminal, outside_sandbox)
+        result = await shell.execute(run)
+        lines = [output] if (output := result.output.rstrip("\n")) else []
+        if result.exit_code != 0 and (hint := failure_hint(output, result.sandbox or "off")):
+            lines.append(hint)
+        policy = "" if result.sandbox is None else f" [sandbox: {result.sandbox}]"
         if result.timed_out:
-            raise ToolException(f"{output}\n[timed out; the command was killed]".lstrip())
-        summary = f"[exit code {result.exit_code}]"
-        text = f"{output}\n{summary}" if output else summary
+            lines.append(f"[timed out; the command was killed]{policy}")
+            raise ToolException("\n".join(lines))
+        text = "\n".join([*lines, f"[exit code {result.exit_code}]{policy}"])
         if result.exit_code != 0:
             raise ToolException(text)
         return text

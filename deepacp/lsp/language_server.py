@@ -16,6 +16,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
 from deepacp._version import __version__
+from deepacp.backends.sandbox import SandboxPolicy
 from deepacp.lsp import edits, review
 from deepacp.lsp.capabilities import ClientSupport, Tier
 from deepacp.lsp.lint import lint
@@ -54,6 +55,8 @@ class DeepacpLanguageServer(LanguageServer):
         self.last_uri: str | None = None
         """The document the user last opened, changed or asked about."""
         self.runs: dict[str, asyncio.Task] = {}
+        self.sandbox_flag: SandboxPolicy | None = None
+        """The --sandbox flag (see `lsp_sandbox`)."""
         self._run_ids = itertools.count(1)
         self._published: set[str] = set()
 

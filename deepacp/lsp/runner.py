@@ -15,7 +15,8 @@ from lsprotocol import types as T
 from pygls.progress import Progress
 
 from deepacp.backends.overlay import OverlayBackend
-from deepacp.config import deepacp_home
+from deepacp.backends.sandbox import SandboxPolicy
+from deepacp.config import deepacp_home, sandbox_policy
 from deepacp.events import (
     ASK_IN_CHAT,
     Event,
@@ -57,6 +58,7 @@ class EditorHost(Protocol):
     options: LspOptions
     support: ClientSupport
     proposal: Proposal | None
+    sandbox_flag: SandboxPolicy | None
 
     @property
     def work_done_progress(self) -> Progress: ...
@@ -135,7 +137,8 @@ class LspHandler:
             return "allow_once"
         if policy == "deny":
             return "reject_once"
-        picked = await self._choose(f"deepacp wants to run: {request.title}", list(SHELL_CHOICES))
+        offered = [title for title, kind in SHELL_CHOICES.items() if kind in request.options]
+        picked = await self._choose(f"deepacp wants to run: {request.title}", offered)
         return SHELL_CHOICES.get(picked or "Deny", "reject_once")
 
     async def ask(self, question: Question) -> str | None:
@@ -144,6 +147,12 @@ class LspHandler:
             if picked is not None:
                 return picked
         return ASK_IN_CHAT
+
+
+def lsp_sandbox(configured: SandboxPolicy) -> SandboxPolicy:
+    """The policy of the LSP face's commands: nothing reaches the disk before the user
+    accepts a proposal, so commands may not write the workspace either (`off` stays off)."""
+    return "off" if configured == "off" else "read-only"
 
 
 def _selection(args: EditArgs, text: str | None) -> str:
@@ -173,7 +182,8 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
 
     token = f"deepacp-{run_id}" if ls.support.progress else None
     handler = LspHandler(ls, token)
-    manager = SessionManager(SessionStore(deepacp_home()), resolve_model)
+    sandbox = lsp_sandbox(sandbox_policy(ls.sandbox_flag))
+    manager = SessionManager(SessionStore(deepacp_home()), resolve_model, sandbox=sandbox)
     stop: str | None = None  # None: the run failed
     relative = target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)
     prompt = PROMPT.format(

@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from deepacp.backends.sandbox import SandboxPolicy
 from deepacp.errors import DeepacpError
 from deepacp.lsp import decisions, offers, review
 from deepacp.lsp.arguments import EDIT, BadRequest, edit_target, parse_edit_args
@@ -128,9 +129,10 @@ async def cancel(ls: DeepacpLanguageServer, *run_ids: str) -> dict:
     return {"cancelled": len(targets)}
 
 
-def serve() -> int:
+def serve(sandbox: SandboxPolicy | None = None) -> int:
     from deepacp.logs import configure
 
     configure("lsp")
+    server.sandbox_flag = sandbox
     server.start_io()
     return 0

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from deepacp.backends.errors import BackendError
 from deepacp.backends.globs import glob_matches
 from deepacp.backends.protocol import Backend
+from deepacp.backends.sandbox import QUIET_POLICIES, SandboxPolicy
 from deepacp.events import PermissionKind
 from deepacp.harness.delegation import current_task_call
-from deepacp.harness.names import EXECUTE, MUTATING_FILE_TOOLS
+from deepacp.harness.names import EXECUTE, MUTATING_FILE_TOOLS, OUTSIDE_SANDBOX_ARG
 from deepacp.session.modes import DEFAULT_MODE, Mode
 
 APPROVAL_DECISIONS = ("approve", "reject")
@@ -57,6 +58,11 @@ def permission_options(allowed_decisions: Sequence[str]) -> tuple[PermissionKind
     return tuple(options)
 
 
+ESCAPE_OPTIONS: tuple[PermissionKind, ...] = ("allow_once", "reject_once")
+"""What a request to run outside the sandbox offers: never "always", so no earlier or
+later answer covers it."""
+
+
 def rule_key(name: str, args: dict) -> tuple[str, str]:
     """What an "always" answer remembers: a command exactly, any other tool by name."""
     if name == EXECUTE:
@@ -83,9 +89,25 @@ class ApprovalPolicy:
     """More tools that change things (MCP tools that do not declare themselves read-only)."""
     runs_code_later: Callable[[str], bool] = lambda path: False
     """Whether changing this file makes later commands run code (see CODE_EXECUTION_PATHS)."""
+    sandbox: Callable[[], SandboxPolicy] = lambda: "off"
+    """The sandbox policy commands run under now (`SandboxSetting.effective`)."""
 
     def gated(self, name: str) -> bool:
         return name in GATED_TOOLS or name in self.extra_gated
+
+    def escapes_sandbox(self, name: str, args: dict) -> bool:
+        """Whether the call asks to run a command outside a sandbox that is in force. Any
+        value but false counts (the tool's argument parsing may read "yes" as true)."""
+        asks = args.get(OUTSIDE_SANDBOX_ARG) not in (None, False)
+        return name == EXECUTE and asks and self.sandbox() != "off"
+
+    def _contained(self, name: str, args: dict) -> bool:
+        """A command the sandbox keeps to the workspace, with no network."""
+        return (
+            name == EXECUTE
+            and self.sandbox() in QUIET_POLICIES
+            and not self.escapes_sandbox(name, args)
+        )
 
     def needs_approval(self, call_id: str, name: str, args: dict) -> bool:
         if call_id in self.asked:
@@ -97,6 +119,8 @@ class ApprovalPolicy:
         key = rule_key(name, args)
         if self.mode == "plan" or key in self.always_reject:
             gate = True  # plan mode outranks "always allow": the gate refuses (sub-agents too)
+        elif self.escapes_sandbox(name, args):
+            gate = True  # in every mode, whatever was answered before
         elif self.mode == "yolo":
             gate = False
         elif name in MUTATING_FILE_TOOLS and self.runs_code_later(str(args.get("file_path"))):
@@ -104,7 +128,7 @@ class ApprovalPolicy:
         elif key in self.always_allow:
             gate = False
         elif self.mode == "accept-edits":
-            gate = name not in MUTATING_FILE_TOOLS
+            gate = name not in MUTATING_FILE_TOOLS and not self._contained(name, args)
         else:
             gate = True
         if gate:
@@ -116,6 +140,8 @@ class ApprovalPolicy:
         return "reject_always" if rule_key(name, args) in self.always_reject else None
 
     def remember(self, name: str, args: dict, answer: PermissionKind) -> None:
+        if self.escapes_sandbox(name, args):
+            return  # each run outside the sandbox is asked on its own
         key = rule_key(name, args)
         if answer == "allow_always":
             self.always_allow.add(key)

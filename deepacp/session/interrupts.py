@@ -10,7 +10,12 @@ from deepacp.backends.protocol import Backend
 from deepacp.events import ASK_IN_CHAT, PermissionKind, PermissionRequest, Question, ToolStarted
 from deepacp.harness.contracts import ApprovalInterrupt, QuestionInterrupt, parse_interrupt
 from deepacp.session import cards
-from deepacp.session.approvals import APPROVAL_DECISIONS, ApprovalPolicy, permission_options
+from deepacp.session.approvals import (
+    APPROVAL_DECISIONS,
+    ESCAPE_OPTIONS,
+    ApprovalPolicy,
+    permission_options,
+)
 from deepacp.session.control import AskInChat, TurnCancelled
 from deepacp.session.handler import SessionHandler
 
@@ -80,6 +85,8 @@ class InterruptResolver:
         if (task := self.policy.task_of.get(call.tool_call_id)) is not None:
             title, shown_on = f"Sub-agent: {title}", task  # the parent's card, which the user sees
         options = permission_options(APPROVAL_DECISIONS)
+        if self.policy.escapes_sandbox(call.name, call.args):
+            title, options = f"Run outside the sandbox: {title}", ESCAPE_OPTIONS
         return PermissionRequest(shown_on, title, options, card.kind, card.diff, card.locations)
 
 

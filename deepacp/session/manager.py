@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy
 from deepacp.config import Effort
 from deepacp.errors import SessionNotFound, WrongWorkspace
 from deepacp.session.ephemeral import EphemeralRecords
@@ -43,10 +44,13 @@ class SessionManager:
         *,
         planning: bool = True,
         harness_ready: Ready = no_wait,
+        sandbox: SandboxPolicy = DEFAULT_POLICY,
     ) -> None:
         self.store = store
         self.model_factory = model_factory
         self.planning = planning
+        self.sandbox = sandbox
+        """The sandbox policy new sessions start with."""
         self.harness_ready = harness_ready
         self.sessions: dict[str, Session] = {}
         self._watchers: dict[str, asyncio.Task] = {}
@@ -112,6 +116,7 @@ class SessionManager:
             extra_roots=workspace.extra_roots,
             mcp_servers=workspace.mcp_servers,
             harness_ready=self.harness_ready,
+            sandbox=self.sandbox,
         )
 
     async def _watch_skills(self, session: Session) -> None:

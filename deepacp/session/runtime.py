@@ -17,6 +17,7 @@ from typing import Any, Protocol, cast
 
 from deepacp.backends.filesystem import keep_write_journal
 from deepacp.backends.protocol import Backend
+from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetting, sandbox_problem
 from deepacp.config import Effort, ModelPrices, load_config
 from deepacp.errors import ConfigError, SessionBusy
 from deepacp.events import (
@@ -87,6 +88,7 @@ class Session:
         extra_roots: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         harness_ready: Ready = no_wait,
+        sandbox: SandboxPolicy = DEFAULT_POLICY,
     ) -> None:
         self.record = record
         self.store = store
@@ -96,6 +98,9 @@ class Session:
         self.planning = planning
         self.policy = ApprovalPolicy(mode=record.mode)
         self.policy.runs_code_later = lambda path: runs_code_later(self.backend, path)
+        self.sandbox = SandboxSetting(sandbox)
+        self.policy.sandbox = lambda: self.sandbox.effective
+        self._sandbox_told = False
         self._view = view
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
@@ -120,6 +125,7 @@ class Session:
             self.store.home,
             view=self._view,
             extra_roots=self._extra_roots,
+            sandbox=self.sandbox,
         )
 
     @property
@@ -173,10 +179,29 @@ class Session:
             await self.handler.emit(Notice(f"MCP server {server!r} is not available: {reason}"))
 
     async def announce(self) -> None:
-        """The session-start events: the slash commands, then MCP servers that failed."""
+        """The session-start events: the slash commands, then MCP servers that failed and
+        (once) a sandbox that cannot work here."""
         self._shown_commands = None
         await self.refresh_commands()
         await self._report_mcp()
+        await self._report_sandbox()
+
+    async def _report_sandbox(self) -> None:
+        problem = sandbox_problem()
+        if self._sandbox_told or self.sandbox.policy == "off" or problem is None:
+            return
+        self._sandbox_told = True
+        await self.handler.emit(
+            Notice(
+                f"Commands are not sandboxed: {problem}. They run with your rights, and "
+                "are asked about as before; `deepacp doctor` checks the set-up."
+            )
+        )
+
+    async def set_sandbox(self, policy: SandboxPolicy) -> None:
+        """Change the sandbox policy; the next command runs under it."""
+        self.sandbox.policy = policy
+        await self._report_sandbox()
 
     async def commands(self) -> tuple[commands.Command, ...]:
         index = await commands.skills_of(self.backend)
@@ -291,6 +316,7 @@ class Session:
         from deepacp.session.turn import Turn
 
         graph = await self.graph()
+        await self._report_sandbox()  # faces that announce nothing hear of it here
         resolver = InterruptResolver(self.policy, self.handler, self.backend)
         turn = Turn(
             graph, self.config, self.backend, self.handler, resolver, self._window, self.prices()

@@ -18,6 +18,7 @@ from deepacp.backends import (
     PermissionRule,
 )
 from deepacp.backends.protocol import Backend
+from deepacp.backends.sandbox import SandboxSetting
 from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, MEMORY_FILE
 
 USER_DIR = "/user/"
@@ -53,11 +54,14 @@ def session_backend(
     *,
     view: WorkspaceView | None = None,
     extra_roots: Sequence[str] = (),
+    sandbox: SandboxSetting | None = None,
 ) -> Backend:
     """The workspace with a shell — seen through `view` (the editor's files and terminal,
     or an overlay) — plus: extra roots (reached by their absolute paths), the session's
     scratch space under $DEEPACP_HOME (offloaded text never lands in the project), the
-    user's memory and skills (`/user/`), and the bundled skills, read-only."""
+    user's memory and skills (`/user/`), and the bundled skills, read-only. Commands run
+    in `sandbox`, where the extra roots are writable like the workspace and $DEEPACP_HOME
+    is out of sight."""
 
     def seen(backend: FilesystemBackend) -> Backend:
         return view(backend) if view is not None else backend
@@ -72,7 +76,9 @@ def session_backend(
     routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
     routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), READ_ONLY)
     # $DEEPACP_HOME is reachable only through /user/, even inside the workspace (cwd ~).
-    return CompositeBackend(seen(LocalShellBackend(cwd, hidden=(home,))), routes)
+    extra = [Path(root) for root in extra_roots]
+    workspace = LocalShellBackend(cwd, hidden=(home,), sandbox=sandbox, extra_roots=extra)
+    return CompositeBackend(seen(workspace), routes)
 
 
 def watched_skill_dirs(cwd: str, home: Path) -> list[Path]:

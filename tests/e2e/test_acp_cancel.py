@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 from acp import schema as S
 
-from tests.support.waits import assert_history_valid, pid_alive, wait_for
+from tests.support.waits import assert_history_valid, marked, marked_pids, wait_for
 
 
 async def test_cancel_during_model_stream(agent_factory, model_requests) -> None:
@@ -29,6 +30,7 @@ async def test_cancel_during_model_stream(agent_factory, model_requests) -> None
 
 
 async def test_cancel_during_a_running_command(agent_factory, model_requests) -> None:
+    mark = uuid.uuid4().hex
     turns = [
         {
             "tool_calls": [
@@ -36,7 +38,7 @@ async def test_cancel_during_a_running_command(agent_factory, model_requests) ->
                 {
                     "id": "slow",
                     "name": "execute",
-                    "args": {"command": "echo $$ > shell.pid; sleep 30"},
+                    "args": {"command": marked("sleep 30", mark)},
                 },
             ]
         },
@@ -47,8 +49,7 @@ async def test_cancel_during_a_running_command(agent_factory, model_requests) ->
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
         task = asyncio.create_task(agent.prompt(session, "run it"))
-        pid_file = agent.workspace / "shell.pid"
-        await wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+        await wait_for(lambda: marked_pids(mark))
         await wait_for(
             lambda: agent.client.cards().get("quick", {}).get("statuses", [""])[-1] == "completed"
         )
@@ -58,7 +59,7 @@ async def test_cancel_during_a_running_command(agent_factory, model_requests) ->
         elapsed = time.monotonic() - started
         assert response.stop_reason == "cancelled"
         assert elapsed < 1.0, elapsed
-        await wait_for(lambda: not pid_alive(int(pid_file.read_text())), timeout=2)
+        await wait_for(lambda: not marked_pids(mark), timeout=2)
         cards = agent.client.cards()
         assert cards["slow"]["statuses"][-1] == "failed"
         assert cards["quick"]["statuses"][-1] == "completed"

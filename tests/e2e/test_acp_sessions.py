@@ -173,7 +173,9 @@ async def test_modes(agent_factory) -> None:
         args = {"file_path": f"f{i}.txt", "content": "x"}
         return {"tool_calls": [{"id": f"w{i}", "name": "write_file", "args": args}]}
 
-    run = {"tool_calls": [{"id": "x1", "name": "execute", "args": {"command": "echo ran"}}]}
+    # A command that asks for more than the sandbox allows (or runs where there is none).
+    escape = {"command": "echo ran", "outside_sandbox": True}
+    run = {"tool_calls": [{"id": "x1", "name": "execute", "args": escape}]}
     turns = [
         write(1),
         {"content": "ok"},
@@ -191,7 +193,7 @@ async def test_modes(agent_factory) -> None:
         assert [u.current_mode_id for u in mode_updates] == ["accept-edits"]
         await agent.prompt(session, "edit")  # accepted without asking
         agent.client.answers = ["allow_once"]
-        await agent.prompt(session, "run")  # the shell still asks
+        await agent.prompt(session, "run")  # a command outside the sandbox still asks
         assert [r.tool_call.tool_call_id for r in agent.client.permission_requests] == ["x1"]
 
         response = await agent.conn.set_config_option(

@@ -13,14 +13,16 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from pathlib import Path
 
 from acp import schema as S
 
 from tests.support.reliability import size
-from tests.support.waits import assert_history_valid, pid_alive, wait_for
+from tests.support.waits import assert_history_valid, marked, marked_pids, pid_alive, wait_for
 
 SEED = 2026
+RUN = uuid.uuid4().hex  # marks this run's commands (see `marked`)
 PHASES = ("model stream", "tool running", "approval pending")
 CHECK_EVERY = 10
 CANCEL_WITHIN = 2.0  # seconds from session/cancel to the `cancelled` answer
@@ -31,7 +33,7 @@ def round_turn(phase: str, n: int) -> dict:
     if phase == "model stream":
         return {"content": "streaming a long answer " * 60, "delay_ms": 5}
     if phase == "tool running":
-        command = f"sleep 30 & echo $! > child{n}.pid; echo $$ > shell{n}.pid; sleep 30"
+        command = marked("sleep 30 & sleep 30", f"{RUN}-{n}")
         return {"tool_calls": [{"id": f"r{n}", "name": "execute", "args": {"command": command}}]}
     args = {"file_path": f"never{n}.txt", "content": "must not be written\n"}
     return {"tool_calls": [{"id": f"r{n}", "name": "write_file", "args": args}]}
@@ -83,15 +85,14 @@ class Storm:
 
     async def reach(self, phase: str, n: int, chunks: int) -> list[int]:
         """Wait until the turn is in `phase`; the pids of the command it runs, if any."""
-        client, workspace = self.agent.client, self.agent.workspace
+        client = self.agent.client
         if phase == "model stream":
             await wait_for(lambda: len(client.of(S.AgentMessageChunk)) > chunks)
         elif phase == "approval pending":
             await wait_for(self.asked.is_set)
         else:
-            files = [workspace / f"shell{n}.pid", workspace / f"child{n}.pid"]
-            await wait_for(lambda: all(p.exists() and p.read_text().strip() for p in files))
-            return [int(p.read_text()) for p in files]
+            await wait_for(lambda: len(marked_pids(f"{RUN}-{n}")) >= 2)
+            return marked_pids(f"{RUN}-{n}")
         return []
 
     async def round(self, phase: str, n: int) -> list[str]:

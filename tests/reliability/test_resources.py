@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -20,10 +21,13 @@ from deepacp.backends.shell import MAX_PARALLEL_COMMANDS
 from tests.support.acp import DEEPACP
 from tests.support.lsp import lsp_frame
 from tests.support.reliability import size
-from tests.support.waits import pid_alive, wait_for
+from tests.support.waits import marked, marked_pids, pid_alive, wait_for
 
 HANGING_MCP = str(Path(__file__).with_name("hanging_mcp.py"))
-PID_COMMAND = "sleep 60 & echo $! > child.pid; echo $$ > shell.pid; sleep 60; echo done > ran"
+MARK = uuid.uuid4().hex
+PID_COMMAND = marked("sleep 60 & sleep 60; echo done > ran", MARK)
+"""A shell, its background child and the sleep it waits on: found by their mark from
+outside the sandbox's PID namespace, where `$$` means nothing."""
 
 
 async def test_two_prompts_sent_together_run_one_turn(agent_factory, tally) -> None:
@@ -72,15 +76,9 @@ async def test_forgotten_sessions_do_not_exhaust_descriptors(agent_factory, tall
     t.check()
 
 
-def command_pids(workspace: Path) -> list[int]:
-    files = [workspace / "shell.pid", workspace / "child.pid"]
-    return [int(p.read_text()) for p in files]
-
-
-async def wait_for_command(workspace: Path) -> list[int]:
-    files = [workspace / "shell.pid", workspace / "child.pid"]
-    await wait_for(lambda: all(p.exists() and p.read_text().strip() for p in files), 20)
-    return command_pids(workspace)
+async def wait_for_command(mark: str = MARK) -> list[int]:
+    await wait_for(lambda: len(marked_pids(mark)) >= 2, 20)
+    return marked_pids(mark)
 
 
 async def all_dead(pids: list[int], within: float = 5.0) -> bool:
@@ -102,7 +100,7 @@ async def test_commands_die_with_the_acp_server(agent_factory, tally, how) -> No
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
         turn = asyncio.create_task(agent.prompt(session, "run it"))
-        pids = await wait_for_command(agent.workspace)
+        pids = await wait_for_command()
         os.kill(agent.process.pid, how)
         try:
             await asyncio.wait_for(agent.process.wait(), 10)
@@ -140,7 +138,7 @@ async def test_commands_die_with_deepacp_run(tally, tmp_path: Path, how) -> None
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
     )
-    pids = await wait_for_command(workspace)
+    pids = await wait_for_command()
     process.send_signal(how)
     try:
         code = await asyncio.wait_for(process.wait(), 10)
@@ -196,7 +194,7 @@ async def test_commands_die_with_the_lsp_server(tally, tmp_path: Path) -> None:
     for message in messages:
         process.stdin.write(lsp_frame(json.dumps({"jsonrpc": "2.0", **message}).encode()))
     await process.stdin.drain()
-    pids = await wait_for_command(workspace)
+    pids = await wait_for_command()
     process.send_signal(signal.SIGHUP)
     try:
         await asyncio.wait_for(process.wait(), 10)

@@ -32,3 +32,28 @@ def pid_alive(pid: int) -> bool:
     except (ProcessLookupError, OSError):
         return False
     return state != "Z"
+
+
+MARK_VARIABLE = "DEEPACP_TEST_MARK"
+
+
+def marked(command: str, marker: str) -> str:
+    """`command` with every process it starts marked by `marker` in its environment, so a
+    test can find them from outside the sandbox's PID namespace (`marked_pids`)."""
+    return f"export {MARK_VARIABLE}={marker}; {command}"
+
+
+def marked_pids(marker: str) -> list[int]:
+    """Live processes whose environment carries `marker` (see `marked`)."""
+    needle = f"{MARK_VARIABLE}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and pid_alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found

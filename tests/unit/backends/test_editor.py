@@ -4,6 +4,7 @@ otherwise; paths confined before the editor is asked anything."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -47,8 +48,8 @@ class FakeEditor:
         self._ask("write", path)
         self.buffers[path] = content
 
-    async def create_terminal(self, command: str, cwd: str, output_limit: int) -> str:
-        self._ask("create", command, cwd, str(output_limit))
+    async def create_terminal(self, argv: Sequence[str], cwd: str, output_limit: int) -> str:
+        self._ask("create", " ".join(argv), cwd, str(output_limit))
         terminal = f"term-{len(self.exited)}"
         self.exited[terminal] = asyncio.Event()
         return terminal
@@ -195,7 +196,7 @@ async def test_commands_run_in_the_editors_terminal(workspace: Path) -> None:
     result = await task
     assert (result.output, result.exit_code, result.timed_out) == ("done\n", 0, False)
     assert shown == ["term-0"]
-    assert editor.requests[0][:3] == ("create", "make test", str(workspace.resolve()))
+    assert editor.requests[0][:3] == ("create", "/bin/sh -c make test", str(workspace.resolve()))
     assert editor.requests[-1] == ("release", "term-0")
 
 

@@ -3,6 +3,7 @@ and a wrapper changes only what it overrides."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ class TerminalOnly:
     async def write_text_file(self, path: str, content: str) -> None:
         raise AssertionError("not offered")
 
-    async def create_terminal(self, command: str, cwd: str, output_limit: int) -> str:
+    async def create_terminal(self, argv: Sequence[str], cwd: str, output_limit: int) -> str:
         raise AssertionError("not run")
 
     async def wait_for_exit(self, terminal_id: str) -> None: ...

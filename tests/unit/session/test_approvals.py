@@ -64,3 +64,33 @@ def test_plan_mode_outranks_always_allow() -> None:
     policy.mode = "plan"
     assert policy.needs_approval("w", "write_file", {"file_path": "b"})
     assert policy.needs_approval("x", "execute", {"command": "make"})
+
+
+@pytest.mark.parametrize(
+    ("mode", "sandbox", "args", "gated"),
+    [
+        ("accept-edits", "workspace-write", {}, False),
+        ("accept-edits", "workspace-write+network", {}, True),
+        ("accept-edits", "read-only", {}, True),
+        ("accept-edits", "off", {}, True),
+        ("ask", "workspace-write", {}, True),
+        ("accept-edits", "workspace-write", {"outside_sandbox": True}, True),
+        ("accept-edits", "workspace-write", {"outside_sandbox": "yes"}, True),
+        ("yolo", "workspace-write", {"outside_sandbox": True}, True),
+        ("yolo", "off", {"outside_sandbox": True}, False),
+    ],
+)
+def test_commands_are_asked_by_what_the_sandbox_leaves_open(
+    mode: str, sandbox: str, args: dict, gated: bool
+) -> None:
+    policy = ApprovalPolicy(mode=mode, sandbox=lambda: sandbox)
+    assert policy.needs_approval("c", "execute", {"command": "make", **args}) is gated
+
+
+def test_no_always_allow_covers_running_outside_the_sandbox() -> None:
+    policy = ApprovalPolicy(sandbox=lambda: "workspace-write")
+    escape = {"command": "make", "outside_sandbox": True}
+    policy.remember("execute", {"command": "make"}, "allow_always")
+    policy.remember("execute", escape, "allow_always")
+    assert not policy.needs_approval("a", "execute", {"command": "make"})
+    assert policy.needs_approval("b", "execute", escape)

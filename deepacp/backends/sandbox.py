@@ -1,0 +1,232 @@
+"""The command sandbox: bubblewrap (`bwrap`) on Linux, a real isolation tool, never a filter.
+
+Under a policy other than `off`, a command runs in its own mount, PID, IPC, UTS and (unless
+the policy allows the network) network namespaces, with every capability dropped and
+`no_new_privs` set (a setuid binary gains nothing): the whole filesystem read-only, the
+workspace read-write (`read-only`: read-only too), a private `/tmp` of bounded size, a
+fresh `/dev` and `/proc`, and `$DEEPACP_HOME`, the credential stores of `CREDENTIAL_PATHS`
+and the sockets under `/run` not there at all. When the command's process group is killed
+(cancel, timeout, or the server's lifeline, see `shell.lifeline`) bwrap dies, and with it
+the namespace's first process: the kernel then kills every process left in the
+namespace, daemons that left the process group included.
+
+Where bwrap is missing or cannot make namespaces, `sandbox_problem` says why and commands
+run unsandboxed (`effective` is then `off`), which the session tells the user.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+SandboxPolicy = Literal["workspace-write", "workspace-write+network", "read-only", "off"]
+POLICIES: tuple[SandboxPolicy, ...] = (
+    "workspace-write",
+    "workspace-write+network",
+    "read-only",
+    "off",
+)
+DEFAULT_POLICY: SandboxPolicy = "workspace-write"
+POLICY_DESCRIPTIONS: dict[SandboxPolicy, str] = {
+    "workspace-write": "Commands write only the workspace; no network, credentials hidden",
+    "workspace-write+network": "Commands write only the workspace; network allowed",
+    "read-only": "Commands write nothing but a private /tmp; no network",
+    "off": "Commands run with your full rights (approvals are the only guard)",
+}
+QUIET_POLICIES: frozenset[SandboxPolicy] = frozenset({"workspace-write"})
+"""Policies under which accept-edits mode runs commands without asking: they may change
+the workspace (as the accepted edits do) and nothing else. `read-only` is chosen to keep
+commands from changing anything, so there commands are still asked about."""
+
+CREDENTIAL_PATHS = (
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".docker",
+    ".kube",
+    ".gnupg",
+    ".password-store",
+    ".local/share/keyrings",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".terraform.d/credentials.tfrc.json",
+)
+"""Credential stores under the home folder that a sandboxed command never sees."""
+HIDDEN_SYSTEM_PATHS = ("/run", "/var/run")
+"""Sockets to other programs (ssh-agent, D-Bus and its keyrings, docker.sock) live here:
+a read-only mount does not stop `connect`, so they are not mounted at all."""
+PRIVATE_TMP_BYTES = 1 << 30
+"""The private /tmp is memory; its size is bounded so a command cannot fill it without end."""
+SANDBOX_ENV = {"TMPDIR": "/tmp"}
+
+_FILE_SIGNS = re.compile(
+    r"Read-only file system|Permission denied|Operation not permitted|No space left on device"
+    r"|EROFS|EACCES|EPERM|ENOSPC"
+)
+_NETWORK_SIGNS = re.compile(
+    r"Network is unreachable|Connection refused|Temporary failure in name resolution"
+    r"|Could not resolve|Name or service not known|ENETUNREACH|ECONNREFUSED|EAI_AGAIN"
+    r"|getaddrinfo"
+)
+
+
+def parse_policy(value: object) -> SandboxPolicy:
+    """`value` as a sandbox policy, or a ValueError naming the policies there are."""
+    for policy in POLICIES:
+        if value == policy:
+            return policy
+    raise ValueError(f"unknown sandbox policy {value!r}; the policies are {', '.join(POLICIES)}")
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def sandbox_problem() -> str | None:
+    """Why commands cannot be sandboxed on this machine (with the fix), or None when
+    bubblewrap works. Checked once per process, by starting a real sandbox."""
+    if sys.platform != "linux":
+        return f"no sandbox on this platform ({sys.platform}): bubblewrap runs on Linux only"
+    bwrap = _bwrap()
+    if bwrap is None:
+        return (
+            "bwrap is not installed: install bubblewrap "
+            "(Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)"
+        )
+    probe = [bwrap, *_isolation(network=False), "--ro-bind", "/", "/", "--", "/bin/true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap could not start: {exc}"
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+        return (
+            f"bwrap cannot create namespaces here ({reason}): allow unprivileged user "
+            "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an "
+            "AppArmor profile for bwrap)"
+        )
+    return None
+
+
+def _isolation(*, network: bool) -> list[str]:
+    shared = ["--share-net"] if network else []
+    return [
+        "--unshare-all",
+        *shared,
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+    ]
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _hide(path: Path) -> list[str]:
+    if path.is_dir():
+        return ["--tmpfs", str(path)]
+    return ["--ro-bind", "/dev/null", str(path)]
+
+
+def _resolv_conf() -> list[str]:
+    """/etc/resolv.conf often links into /run, which is hidden: keep that one file."""
+    target = Path("/etc/resolv.conf").resolve()
+    if target.is_file() and any(_within(target, Path(p).resolve()) for p in HIDDEN_SYSTEM_PATHS):
+        return ["--ro-bind", str(target), str(target)]
+    return []
+
+
+@dataclass
+class SandboxSetting:
+    """A session's sandbox policy, read live by its shell and its approval gate."""
+
+    policy: SandboxPolicy = DEFAULT_POLICY
+
+    @property
+    def effective(self) -> SandboxPolicy:
+        """The policy commands really run under: `off` where bubblewrap does not work."""
+        return "off" if self.policy == "off" or sandbox_problem() else self.policy
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How the commands of the workspace `root` are confined: `extra_roots` are more
+    workspace folders (writable like the root), `hidden` more paths they must not see
+    (`$DEEPACP_HOME`)."""
+
+    root: Path
+    setting: SandboxSetting
+    hidden: tuple[Path, ...] = ()
+    extra_roots: tuple[Path, ...] = ()
+
+    def hidden_paths(self) -> list[Path]:
+        """Every existing path to hide, where its links lead (so a link cannot reveal it)."""
+        home = Path.home()
+        candidates = [*(home / p for p in CREDENTIAL_PATHS), *self.hidden]
+        candidates += [Path(p) for p in HIDDEN_SYSTEM_PATHS]
+        found: dict[Path, None] = {}
+        for path in candidates:
+            if path.exists():
+                found[path.resolve()] = None
+        return list(found)
+
+    def wrap(self, argv: Sequence[str], policy: SandboxPolicy) -> list[str]:
+        """`argv` run under `policy` (`argv` itself for `off`)."""
+        bwrap = _bwrap()
+        if policy == "off" or bwrap is None:
+            return list(argv)
+        root = self.root.resolve()
+        roots = [root, *(r.resolve() for r in self.extra_roots if r.is_dir())]
+        tmp = Path("/tmp").resolve()
+        hidden = self.hidden_paths()
+        inside = [p for p in hidden if any(_within(p, r) and p != r for r in roots)]
+        outside = [p for p in hidden if p not in inside and not _within(p, tmp)]
+        args = [bwrap, *_isolation(network=policy == "workspace-write+network")]
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--size", str(PRIVATE_TMP_BYTES), "--tmpfs", str(tmp)]
+        for path in outside:
+            args += _hide(path)
+        if policy == "workspace-write+network":
+            args += _resolv_conf()
+        for folder in roots:
+            args += ["--ro-bind" if policy == "read-only" else "--bind", str(folder), str(folder)]
+        for path in inside:
+            args += _hide(path)
+        for name, value in SANDBOX_ENV.items():
+            args += ["--setenv", name, value]
+        return [*args, "--chdir", str(root), "--", *argv]
+
+
+def failure_hint(output: str, policy: SandboxPolicy) -> str | None:
+    """What to tell the model when a command that failed under `policy` looks like it hit
+    the sandbox (None when it does not, or nothing was sandboxed)."""
+    network_off = policy != "workspace-write+network"
+    signs = _FILE_SIGNS.search(output) or (network_off and _NETWORK_SIGNS.search(output))
+    if policy == "off" or not signs:
+        return None
+    return (
+        f"[sandbox: this may have failed because of the sandbox (policy {policy}: "
+        f"{POLICY_DESCRIPTIONS[policy].lower()}; /tmp is private). If the command really "
+        "needs more, call execute again with outside_sandbox=true: the user is asked "
+        "before it runs outside the sandbox.]"
+    )

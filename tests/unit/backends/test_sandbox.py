@@ -1,0 +1,81 @@
+"""The sandbox's bwrap command line and its failure hint (the attacks themselves run in
+tests/reliability/test_sandbox.py)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deepacp.backends.sandbox import (
+    PRIVATE_TMP_BYTES,
+    Sandbox,
+    SandboxSetting,
+    failure_hint,
+    parse_policy,
+    sandbox_problem,
+)
+
+needs_bwrap = pytest.mark.skipif(sandbox_problem() is not None, reason=f"{sandbox_problem()}")
+
+
+@pytest.fixture
+def user(monkeypatch) -> Iterator[Path]:
+    """A home folder outside /tmp (which the sandbox makes private as a whole)."""
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    monkeypatch.setenv("HOME", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def pairs(argv: list[str], flag: str) -> list[tuple[str, str]]:
+    return [(argv[i + 1], argv[i + 2]) for i, a in enumerate(argv) if a == flag]
+
+
+@needs_bwrap
+def test_the_workspace_is_the_only_writable_folder(tmp_path: Path, user: Path) -> None:
+    (user / ".ssh").mkdir(parents=True)
+    (user / ".netrc").write_text("machine x password y")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sandbox = Sandbox(workspace, SandboxSetting(), (workspace / ".deepacp",))
+    (workspace / ".deepacp").mkdir()
+    argv = sandbox.wrap(["/bin/sh", "-c", "true"], "workspace-write")
+    assert argv[-4:] == ["--", "/bin/sh", "-c", "true"]
+    assert ("/", "/") in pairs(argv, "--ro-bind")
+    assert pairs(argv, "--bind") == [(str(workspace), str(workspace))]
+    assert "--share-net" not in argv and "--unshare-all" in argv
+    assert argv[argv.index("--cap-drop") : argv.index("--cap-drop") + 2] == ["--cap-drop", "ALL"]
+    assert ["--size", str(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp"] == argv[
+        argv.index("--size") : argv.index("--size") + 4
+    ]
+    # $DEEPACP_HOME inside the workspace is hidden after the workspace is bound.
+    assert argv.index(str(workspace / ".deepacp")) > argv.index("--bind")
+    assert (str(user / ".netrc"),) == tuple(
+        dest for src, dest in pairs(argv, "--ro-bind") if src == "/dev/null"
+    )
+    assert str(user / ".ssh") in argv
+    read_only = sandbox.wrap(["true"], "read-only")
+    assert pairs(read_only, "--bind") == [] and (str(workspace),) * 2 in pairs(
+        read_only, "--ro-bind"
+    )
+    assert "--share-net" in sandbox.wrap(["true"], "workspace-write+network")
+    assert sandbox.wrap(["true"], "off") == ["true"]
+
+
+def test_failures_that_look_like_the_sandbox_say_how_to_ask_for_more() -> None:
+    hint = failure_hint("touch: cannot touch '/etc/x': Read-only file system", "workspace-write")
+    assert hint is not None and "outside_sandbox=true" in hint
+    assert failure_hint("Connection refused", "workspace-write") is not None
+    assert failure_hint("Connection refused", "workspace-write+network") is None
+    assert failure_hint("Read-only file system", "off") is None
+    assert failure_hint("AssertionError: 2 != 3", "workspace-write") is None
+
+
+def test_policies_are_parsed_or_named() -> None:
+    assert parse_policy("read-only") == "read-only"
+    with pytest.raises(ValueError, match="workspace-write, workspace-write\\+network"):
+        parse_policy("all")
