@@ -40,10 +40,6 @@ POLICY_DESCRIPTIONS: dict[SandboxPolicy, str] = {
     "read-only": "Commands write nothing but a private /tmp; no network",
     "off": "Commands run with your full rights (approvals are the only guard)",
 }
-QUIET_POLICIES: frozenset[SandboxPolicy] = frozenset({"workspace-write"})
-"""Policies under which accept-edits mode runs commands without asking: they may change
-the workspace (as the accepted edits do) and nothing else. `read-only` is chosen to keep
-commands from changing anything, so there commands are still asked about."""
 
 CREDENTIAL_PATHS = (
     ".ssh",
