@@ -17,6 +17,7 @@ run unsandboxed (`effective` is then `off`), which the session tells the user.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 import subprocess
@@ -194,12 +195,19 @@ class Sandbox:
         root = self.root.resolve()
         roots = [root, *(r.resolve() for r in self.extra_roots if r.is_dir())]
         tmp = Path("/tmp").resolve()
+        tools = [p for p in _tool_folders() if _within(p, tmp) and p != tmp]
         hidden = self.hidden_paths()
         inside = [p for p in hidden if any(_within(p, r) and p != r for r in roots)]
-        outside = [p for p in hidden if p not in inside and not _within(p, tmp)]
+        outside = [
+            p
+            for p in hidden
+            if p not in inside and (not _within(p, tmp) or any(_within(p, t) for t in tools))
+        ]
         args = [bwrap, *_isolation(network=policy == "workspace-write+network")]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         args += ["--size", str(PRIVATE_TMP_BYTES), "--tmpfs", str(tmp)]
+        for folder in tools:
+            args += ["--ro-bind", str(folder), str(folder)]
         for path in outside:
             args += _hide(path)
         if policy == "workspace-write+network":
@@ -211,6 +219,16 @@ class Sandbox:
         for name, value in SANDBOX_ENV.items():
             args += ["--setenv", name, value]
         return [*args, "--chdir", str(root), "--", *argv]
+
+
+def _tool_folders() -> list[Path]:
+    """Where the commands' tools live: deepacp's own Python environment and the PATH. Kept
+    visible (read-only) when they lie under the host's /tmp, which the sandbox replaces."""
+    found: dict[Path, None] = {}
+    for entry in [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]:
+        if entry and Path(entry).is_dir():
+            found[Path(entry).resolve()] = None
+    return list(found)
 
 
 def failure_hint(output: str, policy: SandboxPolicy) -> str | None:
