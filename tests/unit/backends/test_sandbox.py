@@ -3,7 +3,9 @@ tests/reliability/test_sandbox.py)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,3 +81,29 @@ def test_policies_are_parsed_or_named() -> None:
     assert parse_policy("read-only") == "read-only"
     with pytest.raises(ValueError, match="workspace-write, workspace-write\\+network"):
         parse_policy("all")
+
+
+@needs_bwrap
+def test_tools_under_the_hosts_tmp_stay_usable_and_read_only(
+    tmp_path: Path, user: Path, monkeypatch
+) -> None:
+    tools = Path(tempfile.mkdtemp(dir="/tmp"))
+    secret = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        tool = tools / "hello"
+        tool.write_text("#!/bin/sh\necho hello from the tool\n")
+        tool.chmod(0o755)
+        (secret / "note").write_text("private")
+        monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        sandbox = Sandbox(workspace, SandboxSetting())
+        script = f"hello; cat {secret}/note; touch {tools}/planted"
+        argv = sandbox.wrap(["/bin/sh", "-c", script], "workspace-write")
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        assert "hello from the tool" in done.stdout
+        assert "private" not in done.stdout
+        assert not (tools / "planted").exists()
+    finally:
+        shutil.rmtree(tools, ignore_errors=True)
+        shutil.rmtree(secret, ignore_errors=True)
