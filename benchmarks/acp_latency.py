@@ -5,7 +5,8 @@
 Prints medians of `--runs` runs: spawn -> `initialize` response, spawn -> `session/new`
 response, prompt -> first `agent_message_chunk` (cold: first prompt of a fresh process;
 warm: the next one), `session/cancel` -> prompt response while `sleep 30` runs,
-`session/load` of a 500-message session, and peak RSS. Peers are measured when installed:
+`session/load` in a fresh process of a one-turn session, a 500-message and a 5,000-message
+one (`--only load` runs just these), and peak RSS. Peers are measured when installed:
 `npm install --prefix DIR @zed-industries/claude-agent-acp @zed-industries/codex-acp`
 (spawn -> initialize; they need API keys for more), and deepagents-acp in the Python given
 by --peer-python (`pip install deepagents-acp langchain-openai`; its test agent builds
@@ -175,26 +176,36 @@ def turn_script(path: Path) -> Path:
     return path
 
 
-def long_script(path: Path, tool_turns: int) -> Path:
+def long_script(path: Path, tool_turns: int, prompts: int = 1) -> Path:
+    """A script of `prompts` prompts, each `tool_turns` tool steps and an answer
+    (2 * tool_turns + 2 messages a prompt)."""
     turns = [
         {
-            "content": f"step {i}",
-            "tool_calls": [{"id": f"c{i}", "name": "ls", "args": {"path": ""}}],
+            "content": f"step {p}.{i}",
+            "tool_calls": [{"id": f"c{p}.{i}", "name": "ls", "args": {"path": ""}}],
         }
+        for p in range(prompts)
         for i in range(tool_turns)
     ]
-    path.write_text(json.dumps({"turns": [*turns, {"content": "done"}]}))
+    answers = [{"content": "done"}] * prompts
+    per_prompt = [
+        [*turns[p * tool_turns : (p + 1) * tool_turns], answers[p]] for p in range(prompts)
+    ]
+    path.write_text(json.dumps({"turns": [t for prompt in per_prompt for t in prompt]}))
     return path
 
 
-async def time_load(env: dict, cwd: Path, runs: int) -> tuple[float, int]:
+async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[float, int]:
+    """Median time of `session/load` in a fresh process, and the updates it replayed, of a
+    session made of `prompts` prompts of the script in `env`."""
     peer = await Peer.spawn(DEEPACP, env, cwd)
     try:
         await peer.request("initialize", INIT)
         session = (await peer.request("session/new", {"cwd": str(cwd), "mcpServers": []}))[
             "sessionId"
         ]
-        await peer.request("session/prompt", text_prompt(session, "walk"))
+        for _ in range(prompts):
+            await peer.request("session/prompt", text_prompt(session, "walk"))
     finally:
         await peer.close()
     times, updates = [], 0
@@ -219,6 +230,10 @@ async def time_load(env: dict, cwd: Path, runs: int) -> tuple[float, int]:
     return statistics.median(times), updates
 
 
+def _median(turns: list[dict[str, float]], key: str) -> float:
+    return statistics.median(t[key] for t in turns)
+
+
 def ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 1000:.0f} ms"
 
@@ -228,6 +243,7 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--peers", type=Path, default=Path(__file__).parent / "peers")
     parser.add_argument("--peer-python", help="a Python with deepagents-acp installed")
+    parser.add_argument("--only", choices=["load"], help="run only the session/load probes")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -236,27 +252,38 @@ async def main() -> None:
         (cwd / "README.md").write_text("# bench\n")
         env = {**os.environ, "DEEPACP_HOME": str(root / "home")}
         env_turns = {**env, "DEEPACP_MODEL": f"scripted:{turn_script(root / 'turns.json')}"}
-        env_long = {**env, "DEEPACP_MODEL": f"scripted:{long_script(root / 'long.json', 250)}"}
+        # Prompts of 250 messages each: a prompt's steps stay under the recursion limit.
+        long = long_script(root / "long.json", 124, prompts=2)
+        env_long = {**env, "DEEPACP_MODEL": f"scripted:{long}"}
+        huge = long_script(root / "huge.json", 124, prompts=20)
+        env_huge = {**env, "DEEPACP_MODEL": f"scripted:{huge}"}
 
-        starts = [await time_start(DEEPACP, env_turns, cwd, True) for _ in range(args.runs)]
-        turns = [await deepacp_turns(env_turns, cwd) for _ in range(args.runs)]
-        load, replayed = await time_load(env_long, cwd, args.runs)
-
-        def median(key: str) -> float:
-            return statistics.median(t[key] for t in turns)
-
-        rows = [
-            ("spawn -> initialize", ms(statistics.median(s[0] for s in starts))),
-            ("spawn -> session/new", ms(statistics.median(s[1] for s in starts))),
-            ("prompt -> first chunk (cold process)", ms(median("cold"))),
-            ("prompt -> first chunk (warm)", ms(median("warm"))),
-            ("cancel -> prompt response (sleep 30 running)", ms(median("cancel"))),
-            (f"session/load, 500 messages ({replayed} updates)", ms(load)),
-            ("peak RSS after a turn", f"{median('rss'):.0f} MiB"),
-        ]
+        rows: list[tuple[str, str]] = []
+        turns: list[dict[str, float]] = []
+        if args.only is None:
+            starts = [await time_start(DEEPACP, env_turns, cwd, True) for _ in range(args.runs)]
+            turns = [await deepacp_turns(env_turns, cwd) for _ in range(args.runs)]
+            rows += [
+                ("spawn -> initialize", ms(statistics.median(s[0] for s in starts))),
+                ("spawn -> session/new", ms(statistics.median(s[1] for s in starts))),
+                ("prompt -> first chunk (cold process)", ms(_median(turns, "cold"))),
+                ("prompt -> first chunk (warm)", ms(_median(turns, "warm"))),
+                ("cancel -> prompt response (sleep 30 running)", ms(_median(turns, "cancel"))),
+            ]
+        for label, load_env, prompts in (
+            ("one turn", env_turns, 1),
+            ("500 messages", env_long, 2),
+            ("5,000 messages", env_huge, 20),
+        ):
+            load, replayed = await time_load(load_env, cwd, args.runs, prompts)
+            rows.append((f"session/load, {label} ({replayed} updates)", ms(load)))
+        if turns:
+            rows.append(("peak RSS after a turn", f"{_median(turns, 'rss'):.0f} MiB"))
         print(f"deepacp (median of {args.runs} runs)")
         for name, value in rows:
             print(f"  {name:48} {value:>10}")
+        if args.only is not None:
+            return
 
         peers: list[tuple[str, list[str], bool]] = []
         bin_dir = args.peers / "node_modules" / ".bin"

@@ -15,6 +15,7 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 from langgraph.channels import DeltaChannel
+from langgraph.graph import START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from deepacp.backends.state import FileRecord, merge_files
@@ -63,6 +64,16 @@ class DeepAgentState(AgentState):
         Annotated[list[AnyMessage], DeltaChannel(append_messages, snapshot_frequency=1000)]
     ]
     files: NotRequired[Annotated[dict[str, FileRecord], merge_files]]
+
+
+async def read_messages(checkpointer: Any, config: Any) -> list[AnyMessage]:
+    """A thread's messages as its agent sees them, read from the checkpoints without
+    building the agent (no model, middleware or tools): what a replay needs."""
+    reader = StateGraph(DeepAgentState)
+    reader.add_node("read", lambda _: None)
+    reader.add_edge(START, "read")
+    state = await reader.compile(checkpointer=checkpointer).aget_state(config)
+    return list(state.values.get("messages", []))
 
 
 def state_files(state: Mapping[str, object]) -> Mapping[str, FileRecord] | None:

@@ -238,10 +238,14 @@ class Session:
         await self.handler.emit(EffortChanged(effort))
 
     async def history(self) -> list[Event]:
+        """The events that redraw the conversation so far (read without building the
+        agent: a replay needs neither the model nor the MCP servers)."""
+        await self._harness_ready()
+        from deepacp.harness.state import read_messages
         from deepacp.session import projection
 
-        state = await (await self.graph()).aget_state(self.config)
-        return list(projection.replay(state.values.get("messages", []), self.backend))
+        messages = await read_messages(await self.store.checkpointer(), self.config)
+        return list(projection.replay(messages, self.backend))
 
     def prices(self) -> ModelPrices | None:
         """The session model's prices in config.toml (None: not configured, or unreadable)."""
