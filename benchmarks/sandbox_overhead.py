@@ -4,7 +4,9 @@
 
 Runs `true` and a small `python -c` through `LocalShell` (the watchdog, the process group
 and the output capture included) without a sandbox and under each sandbox policy, and
-prints the median wall time of `--runs` runs and the median overhead over `off`. The
+prints the median wall time of `--runs` runs and the median overhead over `off`, in a
+git repository; `workspace-write unasked` is accept-edits' command that runs without
+asking, with git's hooks and config and the editor settings guarded. The
 target is at most 30 ms per command. Where bubblewrap cannot work it says so and measures
 only `off`.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,19 +47,24 @@ async def median_ms(shell: LocalShell, command: str, runs: int) -> float:
 
 async def measure(runs: int) -> int:
     problem = sandbox_problem()
-    policies = ["off"] if problem else ["off", *(p for p in POLICIES if p != "off")]
+    settings = [SandboxSetting("off")]
+    if not problem:
+        settings += [SandboxSetting(p) for p in POLICIES if p != "off"]
+        settings.append(SandboxSetting("workspace-write", unasked=True))
     if problem:
         print(f"no sandbox here ({problem}); measuring commands without one")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
+        await asyncio.to_thread(subprocess.run, ["git", "init", "-q", folder], check=True)
         rows = []
         for name, command in COMMANDS.items():
             base = None
-            for policy in policies:
-                shell = LocalShell(root, sandbox=SandboxSetting(policy))
+            for setting in settings:
+                shell = LocalShell(root, sandbox=setting)
                 median = await median_ms(shell, command, runs)
                 base = median if base is None else base
-                rows.append((name, policy, median, median - base))
+                label = f"{setting.policy}{' unasked' if setting.unasked else ''}"
+                rows.append((name, label, median, median - base))
     print(f"median of {runs} runs per command (ms)")
     print(f"{'command':<11} {'policy':<24} {'median':>8} {'overhead':>9}")
     for name, policy, median, overhead in rows:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,9 @@ from deepacp.backends.shell import (
     DEFAULT_TIMEOUT,
     LocalShell,
     checked_timeout,
+    command_guard,
     command_policy,
+    guarded_result,
     shell_argv,
 )
 
@@ -136,11 +137,12 @@ class EditorTerminal:
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         timeout = checked_timeout(run, DEFAULT_TIMEOUT)
         policy = command_policy(self.sandbox, run)
+        guard = await asyncio.to_thread(command_guard, self.sandbox, policy)
         argv = shell_argv(run.command)
         if self.sandbox is not None:
-            argv = self.sandbox.wrap(argv, policy or "off")
+            argv = self.sandbox.wrap(argv, policy or "off", guard)
         result = await self._run(argv, timeout, run)
-        return dataclasses.replace(result, sandbox=policy)
+        return guarded_result(result, policy, guard, self.root)
 
     async def _run(self, argv: list[str], timeout: float, run: ShellCommand) -> ExecuteResult:
         try:

@@ -16,7 +16,7 @@ from pathlib import Path
 from deepacp.backends.errors import BackendError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.protocol import ExecuteResult, OutputCallback, ShellCommand
-from deepacp.backends.sandbox import Sandbox, SandboxPolicy, SandboxSetting
+from deepacp.backends.sandbox import Guard, Sandbox, SandboxPolicy, SandboxSetting, swept_note
 from deepacp.secrets import redact, secrets_in
 
 DEFAULT_TIMEOUT = 120.0
@@ -168,12 +168,13 @@ class LocalShell:
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         timeout = checked_timeout(run, self.default_timeout)
         policy = command_policy(self.sandbox, run)
+        guard = await asyncio.to_thread(command_guard, self.sandbox, policy)
         argv = shell_argv(run.command)
         if self.sandbox is not None:
-            argv = self.sandbox.wrap(argv, policy or "off")
+            argv = self.sandbox.wrap(argv, policy or "off", guard)
         async with self._slots:
             result = await self._run(argv, timeout, run.on_output)
-        return dataclasses.replace(result, sandbox=policy)
+        return guarded_result(result, policy, guard, self.root)
 
     async def _run(
         self, argv: list[str], timeout: float, on_output: OutputCallback | None
@@ -231,6 +232,20 @@ def command_policy(sandbox: Sandbox | None, run: ShellCommand) -> SandboxPolicy 
     if sandbox is None:
         return None
     return "off" if run.outside_sandbox else sandbox.setting.effective
+
+
+def command_guard(sandbox: Sandbox | None, policy: SandboxPolicy | None) -> Guard | None:
+    """The guarded paths of a command that runs under `policy` without asking."""
+    return None if sandbox is None or policy is None else sandbox.guard(policy)
+
+
+def guarded_result(
+    result: ExecuteResult, policy: SandboxPolicy | None, guard: Guard | None, root: Path
+) -> ExecuteResult:
+    """`result` with its policy, once the guarded paths the command made are removed."""
+    removed = guard.sweep() if guard is not None else []
+    output = f"{result.output}\n{swept_note(removed, root)}" if removed else result.output
+    return dataclasses.replace(result, output=output, sandbox=policy)
 
 
 class LocalShellBackend(FilesystemBackend):

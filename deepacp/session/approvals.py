@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from deepacp.backends.errors import BackendError
 from deepacp.backends.globs import glob_matches
 from deepacp.backends.protocol import Backend
-from deepacp.backends.sandbox import SandboxPolicy
+from deepacp.backends.sandbox import QUIET_POLICIES, SandboxPolicy
 from deepacp.events import PermissionKind
 from deepacp.harness.delegation import current_task_call
 from deepacp.harness.names import EXECUTE, MUTATING_FILE_TOOLS, OUTSIDE_SANDBOX_ARG
@@ -101,6 +101,15 @@ class ApprovalPolicy:
         asks = args.get(OUTSIDE_SANDBOX_ARG) not in (None, False)
         return name == EXECUTE and asks and self.sandbox() != "off"
 
+    def _contained(self, name: str, args: dict) -> bool:
+        """A command the sandbox keeps to the workspace, with no network and the files
+        that run code later read-only (`GUARDED_PATHS`)."""
+        return (
+            name == EXECUTE
+            and self.sandbox() in QUIET_POLICIES
+            and not self.escapes_sandbox(name, args)
+        )
+
     def needs_approval(self, call_id: str, name: str, args: dict) -> bool:
         if call_id in self.asked:
             return True
@@ -120,9 +129,7 @@ class ApprovalPolicy:
         elif key in self.always_allow:
             gate = False
         elif self.mode == "accept-edits":
-            # Commands still ask, sandboxed or not: the sandbox leaves the workspace writable,
-            # so an unasked command could plant a hook that git runs outside it later (T12).
-            gate = name not in MUTATING_FILE_TOOLS
+            gate = name not in MUTATING_FILE_TOOLS and not self._contained(name, args)
         else:
             gate = True
         if gate:

@@ -18,7 +18,9 @@ class ModeInfo:
 MODES: tuple[ModeInfo, ...] = (
     ModeInfo("ask", "Ask", "Ask before every edit and every shell command"),
     ModeInfo(
-        "accept-edits", "Accept edits", "Edit files without asking; ask before shell commands"
+        "accept-edits",
+        "Accept edits",
+        "Edit files and run sandboxed commands without asking; ask before other commands",
     ),
     ModeInfo("plan", "Plan", "Read-only: explore and propose, change nothing"),
     ModeInfo("yolo", "Yolo", "Never ask: edits and commands run straight away"),

@@ -98,7 +98,7 @@ class Session:
         self.planning = planning
         self.policy = ApprovalPolicy(mode=record.mode)
         self.policy.runs_code_later = lambda path: runs_code_later(self.backend, path)
-        self.sandbox = SandboxSetting(sandbox)
+        self.sandbox = SandboxSetting(sandbox, unasked=record.mode == "accept-edits")
         self.policy.sandbox = lambda: self.sandbox.effective
         self._sandbox_told = False
         self._view = view
@@ -216,6 +216,7 @@ class Session:
 
     async def set_mode(self, mode: Mode) -> None:
         self.policy.mode = mode
+        self.sandbox.unasked = mode == "accept-edits"
         self.record = self.store.update(self.record, mode=mode)
         await self.handler.emit(ModeChanged(mode))
 

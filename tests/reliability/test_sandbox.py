@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -239,13 +240,14 @@ async def test_builds_and_tests_inside_the_workspace_work(agent_factory, tally, 
     t = tally("sandbox: work inside the workspace")
     calls = [
         execute("pytest", f"{sys.executable} -m pytest -q"),
-        execute("git", "git init -q . && git add calc.py && git status --short"),
+        execute("git", "git add calc.py && git status --short"),
     ]
     if shutil.which("npm"):
         calls.append(execute("npm", "npm test"))
     workspace = host.workspace
     for name, text in FIXTURE.items():
         (workspace / name).write_text(text)
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
     _, texts = await run_commands(agent_factory, host, calls, mode="accept-edits")
     t.record("1 passed" in texts["pytest"], f"pytest: {texts['pytest']}")
     t.record("A  calc.py" in texts["git"], f"git: {texts['git']}")

