@@ -248,9 +248,9 @@ def execute_tool(shell: Shell) -> BaseTool:
         outside_sandbox: bool = False,
     ) -> Any:
         """Run a shell command in the workspace root and return its output and exit code.
-        Commands run in a sandbox (the result says which policy): only the workspace is
-        writable, /tmp is private, credentials are hidden, and the network is off unless
-        the policy allows it.
+        The result names the sandbox policy it ran under; `off` means no sandbox. In a
+        sandbox, only the workspace is writable, /tmp is private, credentials are hidden,
+        and the network is off unless the policy allows it.
 
         Args:
             command: The shell command line.
