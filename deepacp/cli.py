@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return serve(options)
         if args.command == "lsp":
-            from deepacp.lsp.server import serve as serve_lsp
+            from deepacp.lsp.boot import serve as serve_lsp
 
             return serve_lsp(sandbox_flag(args.sandbox))
         if args.command == "doctor":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -129,10 +129,15 @@ async def cancel(ls: DeepacpLanguageServer, *run_ids: str) -> dict:
     return {"cancelled": len(targets)}
 
 
-def serve(sandbox: SandboxPolicy | None = None) -> int:
+def serve(
+    sandbox: SandboxPolicy | None = None,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+) -> int:
+    """Serve on `stdin`/`stdout` (default: the process's); see `deepacp.lsp.boot`."""
     from deepacp.logs import configure
 
     configure("lsp")
     server.sandbox_flag = sandbox
-    server.start_io()
+    server.start_io(stdin, stdout)
     return 0
