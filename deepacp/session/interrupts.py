@@ -111,7 +111,7 @@ class InterruptResolver:
     ) -> PermissionRequest:
         """The question for a gated call, with the kind and proposed diff its card shows."""
         card = shown.get(call.tool_call_id)
-        if card is None:  # a sub-agent's call: it has no card of its own
+        if card is None or card.args != call.args:  # a sub-agent's call, or a hook's rewrite
             started = cards.tool_started(
                 {"id": call.tool_call_id, "name": call.name, "args": call.args}, self.backend
             )

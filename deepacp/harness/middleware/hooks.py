@@ -3,7 +3,8 @@
 Before a tool runs (`pre_tool_use`) the runner may deny the call, with a reason the model
 reads as the tool's result, or rewrite its arguments; after it, `post_tool_use` or
 `post_tool_use_failure` report the outcome, and `task` calls are also `subagent_start` and
-`subagent_stop`. The harness knows nothing of where hooks come from or how they run.
+`subagent_stop`. It sits outside the approval gate: the user is asked about the call as
+the hooks left it. The harness knows nothing of where hooks come from or how they run.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deepacp.harness.contracts import HookRunner
+from deepacp.harness.contracts import HookDecision, HookRunner
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import TASK
 
@@ -45,13 +47,17 @@ class HooksMiddleware(AgentMiddleware):
     def __init__(self, runner: HookRunner) -> None:
         super().__init__()
         self.runner = runner
+        self._paused: dict[str, HookDecision] = {}
+        """Calls that stopped for approval: on resume the call runs again, and keeps the
+        decision (and rewrite) the user was asked about instead of asking the hooks again."""
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
         call = request.tool_call
         about = {"tool_name": call["name"], "tool_call_id": call["id"], "tool_args": call["args"]}
-        decision = await self.runner(PRE_TOOL_USE, about)
+        resumed = self._paused.pop(call["id"] or "", None)
+        decision = resumed or await self.runner(PRE_TOOL_USE, about)
         if not decision.allow:
             return ToolMessage(
                 content=f"Refused by a hook: {decision.reason or 'no reason given'}",
@@ -64,10 +70,13 @@ class HooksMiddleware(AgentMiddleware):
             request = request.override(tool_call=call)
             about = {**about, "tool_args": decision.args}
         subagent = {"tool_call_id": call["id"], **call["args"]} if call["name"] == TASK else None
-        if subagent is not None:
+        if subagent is not None and resumed is None:
             await self.runner(SUBAGENT_START, subagent)
         try:
             result = await handler(request)
+        except GraphBubbleUp:  # an approval or a question: the call runs again on resume
+            self._paused[call["id"] or ""] = decision
+            raise
         except Exception as exc:
             failure = {
                 **about,
