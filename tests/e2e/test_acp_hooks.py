@@ -11,7 +11,7 @@ from typing import Any
 
 from acp import schema as S
 
-from tests.support.waits import wait_for
+from tests.support.waits import marked, marked_pids, wait_for
 
 RECORDER = """\
 import json, sys
@@ -219,12 +219,10 @@ async def test_a_stop_hook_sends_the_agent_back_once(
 async def test_a_hanging_hook_is_killed_at_its_timeout_and_the_turn_ends(
     tmp_path, agent_factory
 ) -> None:
-    workspace, home = tmp_path / "workspace", tmp_path / "home"
-    workspace.mkdir()
-    pid_file = workspace / "hook.pid"
-    hang = f"echo $$ > {pid_file}; sleep 300"
+    marker = f"hanging-hook-{tmp_path.name}"
+    hang = marked("cat >/dev/null; sleep 300 & sleep 300", marker)  # a child of its own too
     write_hooks(
-        home / "hooks.json",
+        tmp_path / "home" / "hooks.json",
         [
             {"event": "user_prompt_submit", "command": hang, "timeout": 1},
             {"event": "post_tool_use", "command": hang, "timeout": 1},
@@ -234,11 +232,14 @@ async def test_a_hanging_hook_is_killed_at_its_timeout_and_the_turn_ends(
     async with agent_factory(turns) as agent:
         session = await agent.new_session()
         assert (await agent.prompt(session, "list")).stop_reason == "end_turn"
-        text = agent.client.text()
-        assert "The user_prompt_submit hook" in text and "did not finish in 1 s" in text
-        assert text.count("did not finish") >= 1
-        await wait_for(lambda: agent.client.text().count("did not finish in 1 s") == 2)
         assert "Listed." in agent.client.text()
+        assert "The user_prompt_submit hook" in agent.client.text()
+        await wait_for(
+            lambda: agent.client.text().count("did not finish in 1 s and was killed") == 2
+        )
+        await wait_for(lambda: marked_pids(marker) == [])  # the whole tree, not only the shell
+        log = (tmp_path / "home" / "logs" / "deepacp.log").read_text()
+        assert "The post_tool_use hook" in log and "did not finish in 1 s" in log
 
 
 UNTRUSTED = [{"content": "Hello."}, {"content": "Hello again."}]
