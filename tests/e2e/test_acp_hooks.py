@@ -242,6 +242,34 @@ async def test_a_hanging_hook_is_killed_at_its_timeout_and_the_turn_ends(
         assert "The post_tool_use hook" in log and "did not finish in 1 s" in log
 
 
+GATED = [{"tool_calls": [call("g1", "execute", command="rm -rf build")]}, {"content": "Stopped."}]
+
+
+async def test_hooks_refuse_a_prompt_and_answer_a_permission_request(
+    tmp_path, agent_factory, model_requests
+) -> None:
+    refuse = "grep -q secret-project && { echo 'not about that' >&2; exit 2; } || true"
+    no_rm = """cat >/dev/null; echo '{"decision": "deny", "reason": "no rm here"}' """
+    write_hooks(
+        tmp_path / "home" / "hooks.json",
+        [
+            {"event": "user_prompt_submit", "command": refuse},
+            {"event": "permission_request", "match": "rm *", "command": no_rm},
+        ],
+    )
+    async with agent_factory(GATED) as agent:
+        session = await agent.new_session()
+        response = await agent.prompt(session, "tell me about secret-project")
+        assert response.stop_reason == "refusal"
+        assert "A hook refused the prompt: not about that" in agent.client.text()
+        assert model_requests() == []  # the model never saw it
+        assert (await agent.prompt(session, "clean up")).stop_reason == "end_turn"
+        assert agent.client.permission_requests == []  # the hook answered instead of the user
+        [_, second] = model_requests()
+        [result] = [m for m in second["messages"] if m.get("tool_call_id") == "g1"]
+        assert "Refused by a hook: no rm here" in json.dumps(result)
+
+
 UNTRUSTED = [{"content": "Hello."}, {"content": "Hello again."}]
 
 

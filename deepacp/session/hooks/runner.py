@@ -249,9 +249,9 @@ class SessionHooks:
         found = await self.decide("stop", fields)
         if found.decision != "deny":
             return None
-        message = found.reason or "A stop hook asks you to keep working."
+        message = found.reason or "no reason given"
         await self._emit(Notice(f"A stop hook sent the agent back to work: {message}"))
-        return message
+        return f"A stop hook does not let you stop yet: {message}"  # replayed as said
 
     async def compacting(self, trigger: str) -> None:
         self.fire("pre_compact", {"trigger": trigger})

@@ -132,7 +132,10 @@ def test_only_pre_tool_use_may_rewrite_and_non_blocking_output_is_ignored() -> N
             '{"hooks": [{"event": "stop", "command": "x", "timeout": true}]}',
             "entry 1: timeout must be a n",
         ),
-        ('{"hooks": [{"event": "stop", "command": "x", "when": 1}]}', "entry 1: unknown key 'when'"),
+        (
+            '{"hooks": [{"event": "stop", "command": "x", "when": 1}]}',
+            "entry 1: unknown key 'when'",
+        ),
     ],
 )
 def test_a_bad_hooks_file_is_refused_with_what_is_wrong(text, problem) -> None:
