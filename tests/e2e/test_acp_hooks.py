@@ -329,7 +329,10 @@ async def test_a_hostile_hooks_file_is_a_clear_notice_not_a_crash(tmp_path, agen
         session = await agent.new_session()
         assert (await agent.prompt(session, "hi")).stop_reason == "end_turn"
         text = agent.client.text()
-        assert "entry 1: command must be a non-empty string; no hook of this file runs" in text
+        assert (
+            "entry 1: command must be a non-empty string without NUL; no hook of this file runs"
+            in text
+        )
         assert "not valid JSON" in text
         assert agent.client.permission_requests == []
         assert (await agent.prompt(session, "hi again")).stop_reason == "end_turn"

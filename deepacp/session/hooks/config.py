@@ -130,8 +130,8 @@ def _entry(entry: Any, number: int, source: Source) -> Hook:
     event, command = entry.get("event"), entry.get("command")
     if event not in EVENTS:
         raise ValueError(f"{where}: event must be one of {', '.join(EVENTS)} (got {event!r})")
-    if not isinstance(command, str) or not command.strip():
-        raise ValueError(f"{where}: command must be a non-empty string")
+    if not isinstance(command, str) or not command.strip() or "\0" in command:
+        raise ValueError(f"{where}: command must be a non-empty string without NUL")
     for key in ("tool", "match"):
         value = entry.get(key)
         if value is not None and not isinstance(value, str):

@@ -223,6 +223,9 @@ class SessionHooks:
             )
         except OSError as exc:
             found = Verdict(problem=f"could not start ({exc.strerror or exc})")
+        except Exception as exc:  # a hook never breaks the turn
+            log.exception("the %s hook of session %s failed", hook.event, self.session_id)
+            found = Verdict(problem=f"could not run ({type(exc).__name__})")
         if found.problem is not None:
             text = f"The {hook.event} hook `{clip(hook.command, 200)}` {found.problem}."
             log.warning("session %s: %s", self.session_id, text)

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from deepacp.events import Notice
+from deepacp.session.hooks import SessionHooks
 from deepacp.session.hooks.config import Hook, HooksConfigError, parse_hooks, read_hooks
 from deepacp.session.hooks.process import HookRun, Verdict, verdict
 from deepacp.session.hooks.runner import TEXT_LIMIT, hook_payload
@@ -119,6 +121,7 @@ def test_only_pre_tool_use_may_rewrite_and_non_blocking_output_is_ignored() -> N
         ('{"hooks": [1]}', "entry 1 must be an object"),
         ('{"hooks": [{"event": "nope", "command": "x"}]}', "entry 1: event must be one of"),
         ('{"hooks": [{"event": "stop", "command": ""}]}', "entry 1: command must be a non-empty"),
+        ('{"hooks": [{"event": "stop", "command": "a\\u0000b"}]}', "entry 1: command must be"),
         ('{"hooks": [{"event": "stop", "command": "x", "tool": "execute"}]}', "entry 1: tool"),
         (
             '{"hooks": [{"event": "stop", "command": "x", "timeout": "1"}]}',
@@ -158,3 +161,54 @@ def test_a_hooks_file_is_read_with_its_digest_and_refused_whole(tmp_path) -> Non
     path.write_bytes(b"\xff\xfe")
     with pytest.raises(HooksConfigError, match="no hook of this file runs"):
         read_hooks(path, "project")
+
+
+class Handler:
+    def __init__(self) -> None:
+        self.events: list = []
+
+    async def emit(self, event) -> None:
+        self.events.append(event)
+
+    async def ask_permission(self, request):
+        raise AssertionError("nothing to ask")
+
+    async def ask(self, question):
+        raise AssertionError("nothing to ask")
+
+
+def session_hooks(tmp_path, *hooks: Hook) -> tuple[SessionHooks, Handler]:
+    handler = Handler()
+    runner = SessionHooks("s1", str(tmp_path), tmp_path / "home", handler)
+    runner.hooks = hooks
+    return runner, handler
+
+
+async def test_blocking_hooks_run_in_order_the_rewrite_is_seen_and_a_deny_wins(tmp_path) -> None:
+    rewrite = """cat >/dev/null; echo '{"args": {"command": "ls -la"}}'"""
+    judge = 'grep -q "ls -la" && { echo "saw the rewrite" >&2; exit 2; }; exit 0'
+    runner, _ = session_hooks(tmp_path, Hook("pre_tool_use", rewrite), Hook("pre_tool_use", judge))
+    found = await runner.decide("pre_tool_use", tool("execute", command="ls"))
+    assert (found.decision, found.reason) == ("deny", "saw the rewrite")
+
+
+async def test_a_failing_hook_is_told_and_decides_nothing(tmp_path) -> None:
+    runner, handler = session_hooks(
+        tmp_path,
+        Hook("user_prompt_submit", "echo broken >&2; exit 3"),
+        Hook("user_prompt_submit", "/no/such/program"),
+    )
+    found = await runner.decide("user_prompt_submit", {"prompt": "hello"})
+    assert found == Verdict()
+    told = [e.text for e in handler.events if isinstance(e, Notice)]
+    hook = "The user_prompt_submit hook `echo broken >&2; exit 3`"
+    assert told[0] == f"{hook} failed with exit status 3: broken."
+    assert "exit status 127" in told[1]
+
+
+async def test_background_hooks_are_waited_for_at_close(tmp_path) -> None:
+    log = tmp_path / "ends.log"
+    runner, _ = session_hooks(tmp_path, Hook("session_end", f"cat >> {log}"))
+    runner._started = True
+    await runner.close()
+    assert json.loads(log.read_text())["event"] == "session_end"
