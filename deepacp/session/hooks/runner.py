@@ -138,7 +138,12 @@ class SessionHooks:
                 return False  # the question was cancelled: asked again next time
             trusted = answer in ("allow_once", "allow_always")
             if answer in ("allow_always", "reject_always"):
-                self.trust.remember(self.cwd, file.digest, trusted)
+                try:
+                    self.trust.remember(self.cwd, file.digest, trusted)
+                except OSError as exc:
+                    await self._tell_once(
+                        f"Could not remember the answer ({exc}): it holds for this session."
+                    )
         self._answered[file.digest] = trusted
         if not trusted:
             await self._tell_once(f"The hooks in {file.path} are not trusted, so they do not run.")
