@@ -117,7 +117,7 @@ def watched(argv: Sequence[str], fd: int) -> list[str]:
     return ["/bin/sh", "-c", script, "sh", *argv]
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
+def kill_group(proc: asyncio.subprocess.Process) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -212,7 +212,7 @@ class LocalShell:
             timed_out = True
         finally:
             # Kill the group on timeout or cancel, and reap background children too.
-            _kill_group(proc)
+            kill_group(proc)
             if proc.returncode is None:
                 try:
                     await asyncio.shield(proc.wait())

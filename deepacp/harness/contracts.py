@@ -1,13 +1,14 @@
 """What the harness hands the session runtime, typed once for both sides: the progress a
-tool writes to the stream, the artifact a file change leaves on its result, and the
-interrupts a run stops on. Light to import (no LangChain).
+tool writes to the stream, the artifact a file change leaves on its result, the
+interrupts a run stops on, and what hooks decide about a tool call. Light to import (no
+LangChain).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +120,22 @@ def parse_interrupt(value: Any) -> Interrupt:
         choices = tuple(str(c) for c in value.get("choices") or ())
         return QuestionInterrupt(value["tool_call_id"], str(value.get("question", "")), choices)
     return ApprovalInterrupt(value["tool_call_id"], str(value["name"]), value.get("args") or {})
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """What blocking hooks said: go on (with `args` rewritten, when given) or not, and why."""
+
+    allow: bool = True
+    reason: str = ""
+    args: dict[str, Any] | None = None
+
+
+ALLOW = HookDecision()
+
+
+class HookRunner(Protocol):
+    """Runs the hooks of `event` with `fields` as their payload. Blocking events wait for
+    the decision; the others return `ALLOW` at once and run in the background."""
+
+    async def __call__(self, event: str, fields: dict[str, Any], /) -> HookDecision: ...

@@ -19,8 +19,10 @@ from deepacp.backends.permissions import CommandRule, PermissionBackend, Permiss
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
 from deepacp.config import RetryPolicy
+from deepacp.harness.contracts import HookRunner
 from deepacp.harness.middleware.caching import caching_middleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
+from deepacp.harness.middleware.hooks import HooksMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepacp.harness.middleware.profile import ProfileMiddleware
@@ -150,6 +152,10 @@ def model_spec(model: BaseChatModel) -> str | None:
     return f"{provider}:{name}" if provider and name else None
 
 
+def _hooks(runner: HookRunner | None) -> list[Middleware]:
+    return [HooksMiddleware(runner)] if runner is not None else []
+
+
 def _subagents(
     specs: Sequence[SubAgent | CompiledSubAgent],
     model: BaseChatModel,
@@ -160,6 +166,7 @@ def _subagents(
     caching: bool,
     profile: HarnessProfile,
     retry: RetryPolicy | None,
+    hooks: HookRunner | None,
 ) -> SubAgentMiddleware:
     """Compile the children: a general-purpose one unless the caller defines its own."""
     if not any(s.name == GENERAL_PURPOSE for s in specs):
@@ -193,7 +200,7 @@ def _subagents(
             tools if spec.tools is None else spec.tools,
             _prompt(spec.system_prompt, profile),
             core,
-            [*_extra(profile), *spec.middleware],
+            [*_extra(profile), *spec.middleware, *_hooks(hooks)],
             context + _tail(child_model, interrupt_on, False, profile, caching=caching),
             name=spec.name,
         )
@@ -220,6 +227,7 @@ def create_deep_agent(
     profile: HarnessProfile | None = None,
     name: str | None = None,
     retry: RetryPolicy | None = None,
+    hooks: HookRunner | None = None,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
     summarization, history repair, the caller's middleware, skills, memory and approvals.
@@ -241,6 +249,8 @@ def create_deep_agent(
       None looks it up from the model's spec, `HarnessProfile("default")` uses none.
     - `retry`: how model calls that failed for a passing reason are retried (also the
       sub-agents'); see `deepacp.harness.middleware.retry`.
+    - `hooks`: runs the user's hooks on the tool events of the agent and its sub-agents
+      (see `deepacp.harness.middleware.hooks`).
     """
     spec = model if isinstance(model, str) else None
     if isinstance(model, str):
@@ -268,6 +278,7 @@ def create_deep_agent(
                 prompt_caching,
                 profile,
                 retry,
+                hooks,
             )
         ]
         if profile.offers(TASK)
@@ -295,7 +306,7 @@ def create_deep_agent(
         tools,
         _prompt(system_prompt, profile),
         core,
-        [*_extra(profile), *middleware],
+        [*_extra(profile), *middleware, *_hooks(hooks)],
         context + _tail(model, interrupt_on, planning, profile, notes, prompt_caching),
         checkpointer=checkpointer,
         store=store,

@@ -12,6 +12,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from deepacp.backends.protocol import Backend
 from deepacp.config import RetryPolicy
 from deepacp.harness import create_deep_agent
+from deepacp.harness.contracts import HookRunner
 from deepacp.harness.profiles import HarnessProfile
 from deepacp.harness.prompts import append_to_system
 from deepacp.session.approvals import APPROVAL_DECISIONS, GATED_TOOLS, ApprovalPolicy
@@ -77,6 +78,7 @@ def build_session_agent(
     planning: bool,
     profile: HarnessProfile | None = None,
     retry: RetryPolicy | None = None,
+    hooks: HookRunner | None = None,
 ) -> Any:
     """The editor session's harness; `profile` None: the model's own (looked up)."""
     return create_deep_agent(
@@ -91,4 +93,5 @@ def build_session_agent(
         planning=planning,
         profile=profile,
         retry=retry,
+        hooks=hooks,
     )

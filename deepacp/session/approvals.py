@@ -23,6 +23,7 @@ GATED_TOOLS = frozenset({*MUTATING_FILE_TOOLS, EXECUTE})
 CODE_EXECUTION_PATHS = (
     "**/.git/**",  # config (core.fsmonitor, core.pager, aliases, filters), hooks, info/
     "**/.hg/**",  # hgrc hooks
+    "**/.deepacp/hooks.json",  # deepacp's project hooks (they still run only once trusted)
     "**/.vscode/**",  # editors' project settings: tasks, language-server and tool commands
     "**/.idea/**",
     "**/.zed/**",

@@ -4,7 +4,7 @@ mode, an earlier "always", or the user) and answers to the agent's questions."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepacp.backends.protocol import Backend
 from deepacp.events import ASK_IN_CHAT, PermissionKind, PermissionRequest, Question, ToolStarted
@@ -19,6 +19,9 @@ from deepacp.session.approvals import (
 from deepacp.session.control import AskInChat, TurnCancelled
 from deepacp.session.handler import SessionHandler
 
+if TYPE_CHECKING:
+    from deepacp.session.hooks import SessionHooks
+
 APPROVE = {"type": "approve"}
 REJECT = {"type": "reject"}
 PLAN_REFUSAL = {"type": "reject", "message": "Plan mode is read-only; nothing was changed."}
@@ -27,10 +30,17 @@ PLAN_REFUSAL = {"type": "reject", "message": "Plan mode is read-only; nothing wa
 class InterruptResolver:
     """Answers a turn's interrupts, asking the user through the face where it must."""
 
-    def __init__(self, policy: ApprovalPolicy, handler: SessionHandler, backend: Backend) -> None:
+    def __init__(
+        self,
+        policy: ApprovalPolicy,
+        handler: SessionHandler,
+        backend: Backend,
+        hooks: SessionHooks | None = None,
+    ) -> None:
         self.policy = policy
         self.handler = handler
         self.backend = backend
+        self.hooks = hooks
 
     async def resolve(
         self, interrupts: list[Any], shown: Mapping[str, ToolStarted]
@@ -48,6 +58,9 @@ class InterruptResolver:
 
     async def _answer(self, asked: QuestionInterrupt) -> str:
         question = Question(asked.tool_call_id, asked.question, asked.choices)
+        if self.hooks is not None:
+            about = {"kind": "question", "tool_call_id": asked.tool_call_id}
+            self.hooks.fire("input_required", {**about, "question": asked.question})
         answer = await self.handler.ask(question)
         if answer is None:
             raise TurnCancelled("the user dismissed the question")
@@ -62,8 +75,16 @@ class InterruptResolver:
         if policy.mode == "plan":  # a sub-agent trying to change things in plan mode
             return PLAN_REFUSAL
         answer = policy.preset_answer(call.name, call.args)
+        if answer is None and self.hooks is not None:
+            decided = await self._hooks_decide(call)
+            if decided is not None:
+                return decided
         if answer is None:
-            answer = await self.handler.ask_permission(await self._request(call, shown))
+            request = await self._request(call, shown)
+            if self.hooks is not None:
+                about = {"kind": "permission", "tool_call_id": call.tool_call_id}
+                self.hooks.fire("input_required", {**about, "title": request.title})
+            answer = await self.handler.ask_permission(request)
         if answer is None:
             raise TurnCancelled("the client cancelled the permission question")
         policy.remember(call.name, call.args, answer)
@@ -71,12 +92,26 @@ class InterruptResolver:
             return PLAN_REFUSAL
         return APPROVE if allows(answer) else REJECT
 
+    async def _hooks_decide(self, call: ApprovalInterrupt) -> dict[str, Any] | None:
+        """The `permission_request` hooks' answer (None: they leave it to the user)."""
+        assert self.hooks is not None
+        fields = {"tool_name": call.name, "tool_call_id": call.tool_call_id, "tool_args": call.args}
+        found = await self.hooks.decide("permission_request", fields)
+        if found.decision == "allow":
+            return APPROVE
+        if found.decision == "deny":
+            return {
+                "type": "reject",
+                "message": f"Refused by a hook: {found.reason or 'no reason given'}",
+            }
+        return None
+
     async def _request(
         self, call: ApprovalInterrupt, shown: Mapping[str, ToolStarted]
     ) -> PermissionRequest:
         """The question for a gated call, with the kind and proposed diff its card shows."""
         card = shown.get(call.tool_call_id)
-        if card is None:  # a sub-agent's call: it has no card of its own
+        if card is None or card.args != call.args:  # a sub-agent's call, or a hook's rewrite
             started = cards.tool_started(
                 {"id": call.tool_call_id, "name": call.name, "args": call.args}, self.backend
             )

@@ -13,11 +13,18 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, cast
 
 from deepacp.backends.filesystem import keep_write_journal
 from deepacp.backends.protocol import Backend
-from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetting, sandbox_problem
+from deepacp.backends.sandbox import (
+    DEFAULT_POLICY,
+    Sandbox,
+    SandboxPolicy,
+    SandboxSetting,
+    sandbox_problem,
+)
 from deepacp.config import Effort, ModelPrices, load_config
 from deepacp.errors import ConfigError, SessionBusy
 from deepacp.events import (
@@ -38,6 +45,7 @@ from deepacp.session import commands
 from deepacp.session.approvals import ApprovalPolicy, runs_code_later
 from deepacp.session.control import TurnCancelled
 from deepacp.session.handler import SessionHandler
+from deepacp.session.hooks import SessionHooks
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
 from deepacp.session.store import Records, SessionRecord
@@ -105,6 +113,14 @@ class Session:
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
         self.backend = self._backend()
+        hidden, roots = (store.home,), tuple(Path(r) for r in self._extra_roots)
+        self.hooks = SessionHooks(
+            record.id,
+            record.cwd,
+            store.home,
+            handler,
+            Sandbox(Path(record.cwd), self.sandbox, hidden, roots),
+        )
         for server in mcp_servers:  # credentials for a server are secrets from us too
             register_secrets(dict(server.env), dict(server.headers))
         self.mcp = McpServers()
@@ -156,7 +172,9 @@ class Session:
             self.policy.extra_gated = frozenset(
                 t.name for t in self.mcp.tools if not is_read_only(t)
             )
-            self._summarizer = SummarizationMiddleware(self.backend)
+            self._summarizer = SummarizationMiddleware(
+                self.backend, before_compact=self.hooks.compacting
+            )
             self._graph = build_session_agent(
                 model,
                 self.backend,
@@ -167,6 +185,7 @@ class Session:
                 planning=self.planning,
                 profile=profile_for(self.record.model or ""),
                 retry=load_config().retry,
+                hooks=self.hooks,
             )
             self._model = model
         return self._graph
@@ -301,6 +320,11 @@ class Session:
 
     async def _dispatch(self, content: str | list[dict]) -> StopReason:
         text = content if isinstance(content, str) else text_of(content[:1])
+        whole = content if isinstance(content, str) else text_of(content)
+        refused = await self.hooks.before_prompt(whole)
+        if refused is not None:
+            await self.handler.emit(Notice(f"A hook refused the prompt: {refused}"))
+            return "refusal"
         available = await self.commands()
         parsed = commands.parse_command(text, (c.name for c in available))
         if parsed is None:
@@ -322,9 +346,16 @@ class Session:
 
         graph = await self.graph()
         await self._report_sandbox()  # faces that announce nothing hear of it here
-        resolver = InterruptResolver(self.policy, self.handler, self.backend)
+        resolver = InterruptResolver(self.policy, self.handler, self.backend, self.hooks)
         turn = Turn(
-            graph, self.config, self.backend, self.handler, resolver, self._window, self.prices()
+            graph,
+            self.config,
+            self.backend,
+            self.handler,
+            resolver,
+            self._window,
+            self.prices(),
+            self.hooks.stopping,
         )
         if self.record.title is None:
             title = title_from(content if isinstance(content, str) else text_of(content))
@@ -342,3 +373,4 @@ class Session:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         await self.mcp.close()
+        await self.hooks.close()

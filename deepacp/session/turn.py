@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
@@ -38,6 +39,10 @@ from deepacp.session.usage import cost_of
 
 log = logging.getLogger(__name__)
 
+StopHook = Callable[[StopReason, int], Awaitable[str | None]]
+"""Asked as the agent ends its turn (and how often it was sent back already): a message
+that sends it back to work, or None."""
+
 STREAM_MODES = ["messages", "updates", "custom", "tools"]
 CANCELLED = "Cancelled by the user before it finished."
 FAILED_RUN = "The run stopped with an error before this tool call finished."
@@ -63,6 +68,7 @@ class Turn:
         resolver: InterruptResolver,
         window: int | None,
         prices: ModelPrices | None = None,
+        stop_hook: StopHook | None = None,
     ) -> None:
         self.graph = graph
         self.config = config
@@ -70,6 +76,9 @@ class Turn:
         self.handler = handler
         self.resolver = resolver
         self.prices = prices
+        self.stop_hook = stop_hook
+        self.sent_back = 0
+        """How often the stop hook sent the agent back to work this turn."""
         self.live = projection.LiveProjection(backend, window)
         self.before = TokenUsage()
         """The conversation's usage when the turn started."""
@@ -135,10 +144,16 @@ class Turn:
                         await self.handler.emit(shown)
             for shown in redactor.flush():
                 await self.handler.emit(shown)
-            if not live.interrupts:
-                return projection.stop_reason(live.last_ai)
-            interrupts, live.interrupts = live.interrupts, []
-            payload = Command(resume=await self.resolver.resolve(interrupts, live.started))
+            if live.interrupts:
+                interrupts, live.interrupts = live.interrupts, []
+                payload = Command(resume=await self.resolver.resolve(interrupts, live.started))
+                continue
+            reason = projection.stop_reason(live.last_ai)
+            again = await self.stop_hook(reason, self.sent_back) if self.stop_hook else None
+            if again is None:
+                return reason
+            self.sent_back += 1
+            payload = {"messages": [HumanMessage(content=again)]}
 
     async def settle(self, reason: str, answers: dict[str, str] | None = None) -> None:
         """After a cancel or failure: record finished results, answer unfinished calls

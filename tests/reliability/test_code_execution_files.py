@@ -37,6 +37,7 @@ def attempts(workspace: Path) -> list[tuple[str, dict]]:
         (write, {"file_path": ".git/info/attributes", "content": "* filter=x\n"}),
         (write, {"file_path": ".vscode/tasks.json", "content": "{}"}),
         (write, {"file_path": ".hg/hgrc", "content": "[hooks]\n"}),
+        (write, {"file_path": ".deepacp/hooks.json", "content": '{"hooks": []}'}),
         ("edit_file", {"file_path": ".git/packed-refs", "old_string": "#", "new_string": "x"}),
         ("delete", {"file_path": ".git/ORIG_HEAD"}),
     ]

@@ -166,10 +166,22 @@ class SummarizationMiddleware(AgentMiddleware):
     name = "SummarizationMiddleware"
     state_schema = SummarizationState
 
-    def __init__(self, backend: Backend, *, fallback_window: int = FALLBACK_WINDOW) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        fallback_window: int = FALLBACK_WINDOW,
+        before_compact: Callable[[str], Awaitable[Any]] | None = None,
+    ) -> None:
         super().__init__()
         self.backend = backend
         self.fallback_window = fallback_window
+        self.before_compact = before_compact
+        """Told "auto" or "manual" before a summary is attempted (the `pre_compact` hooks)."""
+
+    async def _compacting(self, trigger: str) -> None:
+        if self.before_compact is not None:
+            await self.before_compact(trigger)
 
     def _window(self, model: Any) -> int:
         profile = getattr(model, "profile", None) or {}
@@ -225,6 +237,8 @@ class SummarizationMiddleware(AgentMiddleware):
         with state_scope(state_files(request.state)) as scope:
             if size(view) >= trigger:
                 view = clip_old_arguments(view, max(0, len(view) - 2))
+            if size(view) >= trigger:
+                await self._compacting("auto")
             if size(view) >= trigger and (
                 new_event := await self.summarize(
                     request.model, messages, event, keep_tokens=keep, thread_id=_thread_id()
@@ -266,6 +280,7 @@ class SummarizationMiddleware(AgentMiddleware):
         messages = values.get("messages", [])
         thread_id = str(config.get("configurable", {}).get("thread_id") or "thread")
         keep = int(self._window(model) * KEEP_FRACTION)
+        await self._compacting("manual")
         with state_scope(values.get("files")) as scope:
             event = await self.summarize(
                 model, messages, values.get("_summarization"), keep_tokens=keep, thread_id=thread_id
