@@ -64,11 +64,10 @@ GUARDED_PATHS = (
 )
 """The files of a workspace root that make code run *outside* the sandbox later (git's
 hooks and config, editors' project settings and exrc files, deepacp's project hooks; the
-session's
-CODE_EXECUTION_PATHS for the file tools). A command that runs without asking sees the
-existing ones read-only (a bind mount: it cannot write, rename or delete them) and the ones
-it creates are removed after it. The rest of `.git` stays writable, so `git add` and
-`git commit` work."""
+session's CODE_EXECUTION_PATHS for the file tools). A command that runs without asking
+sees the existing ones read-only (a bind mount: it cannot write, rename or delete them),
+and the ones it creates (from the outermost folder that was missing) are removed after it.
+The rest of `.git` stays writable, so `git add` and `git commit` work."""
 
 CREDENTIAL_PATHS = (
     ".ssh",
