@@ -18,7 +18,7 @@ from typing import Any, Protocol, cast
 from deepacp.backends.filesystem import keep_write_journal
 from deepacp.backends.protocol import Backend
 from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetting, sandbox_problem
-from deepacp.config import Effort, ModelPrices, load_config
+from deepacp.config import DEFAULT_GOAL_ROUNDS, Effort, ModelPrices, load_config
 from deepacp.errors import ConfigError, SessionBusy
 from deepacp.events import (
     CommandsChanged,
@@ -157,6 +157,7 @@ class Session:
                 t.name for t in self.mcp.tools if not is_read_only(t)
             )
             self._summarizer = SummarizationMiddleware(self.backend)
+            config = load_config()
             self._graph = build_session_agent(
                 model,
                 self.backend,
@@ -166,7 +167,9 @@ class Session:
                 summarizer=self._summarizer,
                 planning=self.planning,
                 profile=profile_for(self.record.model or ""),
-                retry=load_config().retry,
+                retry=config.retry,
+                goal=lambda: self.record.goal,
+                goal_rounds=config.goal_rounds,
             )
             self._model = model
         return self._graph
@@ -230,6 +233,17 @@ class Session:
     def effort(self) -> Effort | None:
         """The effort the user chose for this session (None: the configured default)."""
         return cast("Effort | None", self.record.effort)
+
+    def goal_rounds(self) -> int:
+        """How many gradings a turn gets at most (config.toml's, else the default)."""
+        try:
+            return load_config(self.store.home).goal_rounds
+        except ConfigError:
+            return DEFAULT_GOAL_ROUNDS
+
+    def set_goal(self, goal: str | None) -> None:
+        """Set (or, with None, remove) what done looks like; checked from the next turn end."""
+        self.record = self.store.update(self.record, goal=goal)
 
     async def set_effort(self, effort: Effort) -> None:
         """Change the reasoning effort; the graph is rebuilt on the next turn."""
