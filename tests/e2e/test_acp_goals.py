@@ -72,7 +72,9 @@ async def test_a_goal_that_needs_two_rounds(agent_factory, model_requests) -> No
         assert len(checks) == 2 and all(c["statuses"][-1] == "completed" for c in checks)
 
 
-async def test_out_of_rounds_ends_the_turn_truthfully(agent_factory, model_requests, tmp_path) -> None:
+async def test_out_of_rounds_ends_the_turn_truthfully(
+    agent_factory, model_requests, tmp_path
+) -> None:
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     (home / "config.toml").write_text("[goal]\nrounds = 2\n")
@@ -132,7 +134,7 @@ async def test_cancel_during_grading(agent_factory, model_requests) -> None:
         response = await task
         assert response.stop_reason == "cancelled"
         assert "word" not in agent.client.text()  # the grader's words are not the agent's
-        assert "Goal" not in agent.client.text()  # no verdict was applied
+        assert not any(v in agent.client.text() for v in ("Goal met", "Goal not", "revision ("))
         [check] = [c for c in agent.client.cards().values() if c.get("kind") == "think"]
         assert check["statuses"][-1] == "failed"
         await agent.prompt(session, "/goal clear")

@@ -31,8 +31,8 @@ from deepacp.harness.usage import USAGE_KEY
 
 TRANSCRIPT_MESSAGES = 30
 """The grader sees at most the last 30 messages of the thread..."""
-TRANSCRIPT_MESSAGE_CHARS = 2_000
-"""...each message's text cut to 2,000 characters, and each tool-call argument to
+TRANSCRIPT_MESSAGE_CHARS = 1_200
+"""...each message's text cut to 1,200 characters, and each tool-call argument to
 `ARGUMENT_CHARS`..."""
 ARGUMENT_CHARS = 300
 TRANSCRIPT_CHARS = 40_000
