@@ -229,11 +229,18 @@ class SessionStore:
         return private_dir(self.home / "scratch" / thread_id)
 
     def create(
-        self, cwd: str, mode: Mode, model: str | None, effort: str | None = None
+        self,
+        cwd: str,
+        mode: Mode,
+        model: str | None,
+        effort: str | None = None,
+        goal: str | None = None,
     ) -> SessionRecord:
         session_id = uuid.uuid4().hex
         stamp = now()
-        record = SessionRecord(session_id, cwd, session_id, None, mode, model, stamp, stamp, effort)
+        record = SessionRecord(
+            session_id, cwd, session_id, None, mode, model, stamp, stamp, effort, goal
+        )
         placeholders = ", ".join("?" * len(_COLUMNS))
         self._db.execute(
             f"INSERT INTO sessions ({', '.join(_COLUMNS)}) VALUES ({placeholders})",

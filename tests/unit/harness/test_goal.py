@@ -96,3 +96,23 @@ def test_rounds_count_the_feedback_since_the_user_spoke() -> None:
     earlier = [HumanMessage("go"), feedback, AIMessage("done")]
     assert rounds_done([*earlier, feedback, AIMessage("again")]) == 2
     assert rounds_done([*earlier, HumanMessage("next")]) == 0  # a new turn starts afresh
+
+
+async def test_the_python_api_takes_a_goal() -> None:
+    from deepacp import create_deep_agent
+    from deepacp.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(
+        turns=[
+            {"content": "Draft."},
+            {"content": '{"verdict": "needs_revision", "feedback": "say final"}'},
+            {"content": "Final."},
+            {"content": '{"verdict": "satisfied"}'},
+        ]
+    )
+    agent = create_deep_agent(model, goal="the answer says final", goal_rounds=2)
+    state = await agent.ainvoke({"messages": [HumanMessage("answer")]})
+    texts = [m.content for m in state["messages"]]
+    assert texts[0] == "answer" and texts[1] == "Draft." and texts[-1] == "Final."
+    assert "say final" in texts[2] and rounds_done(state["messages"]) == 1
+    assert model.calls == 4
