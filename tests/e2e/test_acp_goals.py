@@ -157,3 +157,31 @@ async def test_the_goal_survives_a_restart_and_load(agent_factory, tmp_path) -> 
         assert f"Goal: {GOAL}" in agent.client.text()
         assert (await agent.prompt(session, "go")).stop_reason == "end_turn"
         assert "Goal met (grader, round 1 of 3): it says done" in agent.client.text()
+
+
+async def test_the_grader_runs_an_approved_command_and_the_plan_keeps_the_tasks(
+    agent_factory, model_requests
+) -> None:
+    todos = [{"content": "write the notes", "status": "completed"}]
+    turns = [
+        {"tool_calls": [{"id": "p1", "name": "write_todos", "args": {"todos": todos}}]},
+        {"content": "Planned."},
+        {"content": "Done."},
+        {"tool_calls": [{"id": "g1", "name": "execute", "args": {"command": "cat notes.txt"}}]},
+        verdict("satisfied", "the notes say done"),
+    ]
+    async with agent_factory(turns) as agent:
+        (agent.workspace / "notes.txt").write_text("done\n")
+        session = await agent.new_session()
+        await agent.prompt(session, "plan it")  # a task list from an earlier turn
+        await agent.prompt(session, f"/goal {GOAL}")
+        agent.client.answers = ["allow_once"]
+        assert (await agent.prompt(session, "go")).stop_reason == "end_turn"
+
+        [asked] = agent.client.permission_requests
+        assert asked.tool_call.title == "Sub-agent: cat notes.txt"
+        assert agent.client.cards()[asked.tool_call.tool_call_id]["kind"] == "think"
+        [result] = [m for m in model_requests()[-1]["messages"] if m.get("tool_call_id") == "g1"]
+        assert result["status"] == "success" and "done" in result["content"]
+        last_plan = agent.client.of(S.AgentPlanUpdate)[-1]
+        assert [e.content for e in last_plan.entries] == ["write the notes", f"Goal: {GOAL} (met)"]
