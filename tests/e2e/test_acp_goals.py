@@ -146,13 +146,23 @@ async def test_cancel_during_grading(agent_factory, model_requests) -> None:
 
 async def test_the_goal_survives_a_restart_and_load(agent_factory, tmp_path) -> None:
     home = tmp_path / "home"
-    async with agent_factory([], home=home) as agent:
+    first = [
+        {"content": "Done."},
+        verdict("needs_revision", "write it down"),
+        {"content": "Written."},
+        verdict("satisfied", "written"),
+    ]
+    async with agent_factory(first, home=home) as agent:
         session = await agent.new_session()
         await agent.prompt(session, f"/goal {GOAL}")
+        await agent.prompt(session, "go")
 
     turns = [{"content": "Done."}, verdict("satisfied", "it says done")]
     async with agent_factory(turns, home=home) as agent:
         await agent.conn.load_session(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
+        # The grader's feedback is replayed as the grader's, not as something the user said.
+        assert [u.content.text for u in agent.client.of(S.UserMessageChunk)] == ["go"]
+        assert "needs revision:\nwrite it down" in agent.client.text()
         await agent.prompt(session, "/goal")
         assert f"Goal: {GOAL}" in agent.client.text()
         assert (await agent.prompt(session, "go")).stop_reason == "end_turn"
