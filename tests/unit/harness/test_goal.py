@@ -116,3 +116,24 @@ async def test_the_python_api_takes_a_goal() -> None:
     assert texts[0] == "answer" and texts[1] == "Draft." and texts[-1] == "Final."
     assert "say final" in texts[2] and rounds_done(state["messages"]) == 1
     assert model.calls == 4
+
+
+async def test_a_grader_that_fails_ends_the_turn_saying_so() -> None:
+    from deepacp import create_deep_agent
+    from deepacp.harness.contracts import GoalSignal
+    from deepacp.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(
+        turns=[{"content": "Done."}, {"error": "invalid key", "error_type": "auth"}]
+    )
+    agent = create_deep_agent(model, goal="it works")
+    signals = [
+        data
+        async for mode, data in agent.astream(
+            {"messages": [HumanMessage("go")]}, stream_mode=["custom", "values"]
+        )
+        if mode == "custom" and isinstance(data, GoalSignal)
+    ]
+    assert [s.status for s in signals] == ["checking", "failed"]
+    assert "the grader stopped with an error" in signals[-1].text
+    assert "invalid key" in signals[-1].text
