@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="reasoning effort, where the model has it (default: effort in config.toml)",
     )
     run.add_argument("--sandbox", dest="run_sandbox", metavar="POLICY", help=SANDBOX_HELP)
+    run.add_argument(
+        "--goal", help="what done looks like: a grader checks the work before the turn ends"
+    )
     return parser
 
 
@@ -124,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
 
             sandbox = sandbox_flag(args.run_sandbox or args.sandbox)
             model = args.run_model or args.model
-            return run_headless(args.prompt, args.cwd, model, args.mode, args.effort, sandbox)
+            return run_headless(
+                args.prompt, args.cwd, model, args.mode, args.effort, sandbox, args.goal
+            )
         build_parser().print_help()
         return 0
     except DeepacpError as exc:

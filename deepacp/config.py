@@ -22,6 +22,9 @@ config.toml keys (all optional)::
     cache_write = 3.75    # default: the input price
 
     sandbox = "workspace-write"   # or "workspace-write+network", "read-only", "off"
+
+    [goal]                        # the /goal grader
+    rounds = 3                    # gradings per turn at most (needs revision -> work again)
 """
 
 from __future__ import annotations
@@ -79,6 +82,10 @@ class RetryPolicy:
     max_delay: float = 60.0
 
 
+DEFAULT_GOAL_ROUNDS = 3
+"""How many times the grader checks a turn's work against the goal, at most."""
+
+
 @dataclass(frozen=True)
 class UserConfig:
     model: str | None = None
@@ -90,6 +97,8 @@ class UserConfig:
     """Provider name -> the API base URL to use (`[providers.NAME] base_url`)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sandbox: SandboxPolicy | None = None
+    goal_rounds: int = DEFAULT_GOAL_ROUNDS
+    """`[goal] rounds`: gradings per turn at most."""
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -157,6 +166,13 @@ def _retry(path: Path, table: Any) -> RetryPolicy:
     return RetryPolicy(**values)
 
 
+def _goal_rounds(path: Path, table: Any) -> int:
+    rounds = table.get("rounds", DEFAULT_GOAL_ROUNDS) if isinstance(table, dict) else None
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ConfigError(f"{path}: goal.rounds must be a whole number of at least 1")
+    return rounds
+
+
 def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
@@ -189,6 +205,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         retry=_retry(path, data.get("retry", {})),
         prices=_prices(data.get("prices", {}), path),
         sandbox=sandbox,
+        goal_rounds=_goal_rounds(path, data.get("goal", {})),
     )
 
 

@@ -95,7 +95,13 @@ class TerminalHandler:
 
 
 async def _run(
-    prompt: str, cwd: Path, spec: str, mode: Mode, effort: Effort | None, sandbox: SandboxPolicy
+    prompt: str,
+    cwd: Path,
+    spec: str,
+    mode: Mode,
+    effort: Effort | None,
+    sandbox: SandboxPolicy,
+    goal: str | None = None,
 ) -> int:
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
@@ -104,7 +110,7 @@ async def _run(
     manager = SessionManager(SessionStore(deepacp_home()), resolve_model, sandbox=sandbox)
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
-        record = manager.new_record(str(cwd), mode, spec, effort)
+        record = manager.new_record(str(cwd), mode, spec, effort, goal)
         session = manager.open(record, Workspace(str(cwd)), handler)
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))
@@ -135,6 +141,7 @@ def run_headless(
     mode: str,
     effort: str | None = None,
     sandbox: SandboxPolicy | None = None,
+    goal: str | None = None,
 ) -> int:
     workspace = Path(cwd or ".").resolve()
     if not workspace.is_dir():
@@ -143,4 +150,5 @@ def run_headless(
     check_provider(spec)
     level = parse_effort(effort, "--effort") if effort is not None else None
     policy = sandbox_policy(sandbox)
-    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level, policy))
+    goal = goal.strip() if goal else None
+    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level, policy, goal))

@@ -11,9 +11,14 @@ Script file format (public and stable)::
      ]}
 
 Each model call consumes the next turn; when turns run out the model answers
-`(script exhausted)`. `delay_ms` sleeps between streamed chunks. With `record`, every
-request is appended to that file as one JSON line: system prompt, messages (a tool result
-with its `tool_call_id` and `status`, "success" or "error"), tool names.
+`(script exhausted)`. Sub-agents and the goal grader call the same model, so their calls
+take the next turns in the order they happen: a sub-agent's right after the parent's `task`
+call, the grader's right after the turn the agent would end on (a grader turn ends with its
+verdict, `{"verdict": "needs_revision", "feedback": "..."}`; its recorded requests have a
+system prompt that starts "You are the grader"). `delay_ms` sleeps between streamed
+chunks. With `record`, every request is appended to that file as one JSON line: system
+prompt, messages (a tool result with its `tool_call_id` and `status`, "success" or
+"error"), tool names.
 `finish_reason` ("stop", "length", "refusal") and `error` (raise a provider error with
 that message; `error_type` "api", "rate_limit" (both retried by the harness), "auth" or
 "context_overflow") are optional. With

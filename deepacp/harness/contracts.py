@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,26 @@ class ModelRetrySignal:
         # whole seconds, or tenths (rounded up) for the short waits of tests and retry-after
         wait = f"{self.delay:.0f}" if self.delay >= 1 else f"{math.ceil(self.delay * 10) / 10:.1f}"
         return f"provider {self.reason}, retrying in {wait} s, {self.attempt}/{self.attempts}"
+
+
+GoalStatus = Literal["checking", "satisfied", "needs_revision", "failed"]
+
+GRADER_SOURCE = "goal_grader"
+"""`additional_kwargs["lc_source"]` of the message that sends a grader's feedback back."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoalSignal:
+    """The goal grader started on a turn's work (`checking`) or gave its verdict."""
+
+    check_id: str
+    """Stable for one grading (it names the grading's card)."""
+    status: GoalStatus
+    goal: str
+    text: str
+    """What the user is told: the verdict and the grader's feedback."""
+    round: int
+    rounds: int
 
 
 @dataclass(frozen=True, slots=True)

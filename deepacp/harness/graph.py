@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain.agents import create_agent
@@ -18,10 +19,11 @@ from deepacp.backends.composite import CompositeBackend
 from deepacp.backends.permissions import CommandRule, PermissionBackend, PermissionRule
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
-from deepacp.config import RetryPolicy
+from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy
 from deepacp.harness.contracts import HookRunner
 from deepacp.harness.middleware.caching import caching_middleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
+from deepacp.harness.middleware.goal import GRADER_PROMPT, GoalMiddleware, GoalSource
 from deepacp.harness.middleware.hooks import HooksMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
@@ -41,7 +43,13 @@ from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.middleware.thinking import ThoughtOnlyRepliesMiddleware
 from deepacp.harness.middleware.truncation import TruncatedCallsMiddleware
 from deepacp.harness.middleware.usage import UsageMiddleware
-from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, TASK, WRITE_TODOS
+from deepacp.harness.names import (
+    HISTORY_DIR,
+    LARGE_RESULTS_DIR,
+    MUTATING_FILE_TOOLS,
+    TASK,
+    WRITE_TODOS,
+)
 from deepacp.harness.permissions import approval_gates, merge_gates
 from deepacp.harness.profiles import HarnessProfile, profile_for
 from deepacp.harness.prompts import BASE_PROMPT
@@ -156,6 +164,43 @@ def _hooks(runner: HookRunner | None) -> list[Middleware]:
     return [HooksMiddleware(runner)] if runner is not None else []
 
 
+def _child_core(backend: Backend, retry: RetryPolicy | None) -> list[Middleware]:
+    """A child's core stack: the agent's, without delegation."""
+    return [
+        FilesystemMiddleware(backend),
+        SummarizationMiddleware(backend),
+        PatchToolCallsMiddleware(),
+        RedactSecretsMiddleware(),
+        ThoughtOnlyRepliesMiddleware(),
+        TruncatedCallsMiddleware(),
+        RetryMiddleware(retry),
+        UsageMiddleware(),
+    ]
+
+
+def _grader(
+    model: BaseChatModel,
+    backend: Backend,
+    interrupt_on: dict | None,
+    caching: bool,
+    profile: HarnessProfile,
+    retry: RetryPolicy | None,
+    hooks: HookRunner | None,
+) -> Any:
+    """The goal grader: a child that reads and runs commands, through the same backend and
+    approval gate as the agent, and is not offered the tools that change files."""
+    reviewer = replace(profile, excluded_tools=profile.excluded_tools | MUTATING_FILE_TOOLS)
+    return _compile(
+        model,
+        (),
+        _prompt(GRADER_PROMPT, reviewer),
+        _child_core(backend, retry),
+        [*_extra(reviewer), *_hooks(hooks)],
+        _tail(model, interrupt_on, False, reviewer, caching=caching),
+        name="goal-grader",
+    )
+
+
 def _subagents(
     specs: Sequence[SubAgent | CompiledSubAgent],
     model: BaseChatModel,
@@ -183,16 +228,7 @@ def _subagents(
             from deepacp.models import resolve_model
 
             child_model = resolve_model(child_model)
-        core = [
-            FilesystemMiddleware(backend),
-            SummarizationMiddleware(backend),
-            PatchToolCallsMiddleware(),
-            RedactSecretsMiddleware(),
-            ThoughtOnlyRepliesMiddleware(),
-            TruncatedCallsMiddleware(),
-            RetryMiddleware(retry),
-            UsageMiddleware(),
-        ]
+        core = _child_core(backend, retry)
         child_skills = skills if spec.skills is None else spec.skills
         context = [SkillsMiddleware(backend, child_skills)] if child_skills else []
         agents[spec.name] = _compile(
@@ -228,6 +264,8 @@ def create_deep_agent(
     name: str | None = None,
     retry: RetryPolicy | None = None,
     hooks: HookRunner | None = None,
+    goal: str | GoalSource | None = None,
+    goal_rounds: int = DEFAULT_GOAL_ROUNDS,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
     summarization, history repair, the caller's middleware, skills, memory and approvals.
@@ -251,6 +289,9 @@ def create_deep_agent(
       sub-agents'); see `deepacp.harness.middleware.retry`.
     - `hooks`: runs the user's hooks on the tool events of the agent and its sub-agents
       (see `deepacp.harness.middleware.hooks`).
+    - `goal`: what done looks like (or a callable reading it at each check): before the
+      agent ends a turn, a grader checks the work against it, at most `goal_rounds` times
+      a turn (see `deepacp.harness.middleware.goal`).
     """
     spec = model if isinstance(model, str) else None
     if isinstance(model, str):
@@ -295,6 +336,10 @@ def create_deep_agent(
         RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry
         UsageMiddleware(),  # the thread's token usage, as providers report it
     ]
+    if goal is not None:  # a grader checks "done" before the turn ends
+        grader = _grader(model, backend, interrupt_on, prompt_caching, profile, retry, hooks)
+        source = goal if callable(goal) else (lambda: goal)
+        core.append(GoalMiddleware(grader, source, goal_rounds))
     # ... then the caller's middleware, then skills, approval, planning and prompt caching,
     # then memory last, so the stable prefix before it stays cacheable.
     context: list[Middleware] = []

@@ -10,7 +10,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deepacp.backends.protocol import Backend
-from deepacp.config import RetryPolicy
+from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy
 from deepacp.harness import create_deep_agent
 from deepacp.harness.contracts import HookRunner
 from deepacp.harness.profiles import HarnessProfile
@@ -79,8 +79,11 @@ def build_session_agent(
     profile: HarnessProfile | None = None,
     retry: RetryPolicy | None = None,
     hooks: HookRunner | None = None,
+    goal: Callable[[], str | None] | None = None,
+    goal_rounds: int = DEFAULT_GOAL_ROUNDS,
 ) -> Any:
-    """The editor session's harness; `profile` None: the model's own (looked up)."""
+    """The editor session's harness; `profile` None: the model's own (looked up); `goal`
+    reads the session's goal at each check."""
     return create_deep_agent(
         model,
         tools,
@@ -94,4 +97,6 @@ def build_session_agent(
         profile=profile,
         retry=retry,
         hooks=hooks,
+        goal=goal,
+        goal_rounds=goal_rounds,
     )

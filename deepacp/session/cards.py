@@ -144,8 +144,13 @@ def plan_from(call: ToolCall) -> PlanUpdated | None:
     """A write_todos call carries the whole new task list: that is the plan."""
     if call["name"] != T.WRITE_TODOS:
         return None
+    return plan_of((call.get("args") or {}).get("todos"))
+
+
+def plan_of(todos: Any) -> PlanUpdated:
+    """The plan a task list (as write_todos takes it, or the state keeps it) shows."""
     entries = []
-    for todo in (call.get("args") or {}).get("todos") or []:
+    for todo in todos or []:
         if isinstance(todo, dict) and todo.get("content"):
             status = todo.get("status")
             entries.append(

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from deepacp.session.runtime import Session
 
 COMPACT, MEMORY, SKILLS, CLEAR, MODE, COST = "compact", "memory", "skills", "clear", "mode", "cost"
+GOAL = "goal"
+GOAL_CHARS = 4_000
 
 BUILTIN = (
     Command(COMPACT, "Summarize the conversation now to free context"),
@@ -25,6 +27,12 @@ BUILTIN = (
     Command(CLEAR, "Start a fresh conversation in this session"),
     Command(MODE, f"Switch mode ({', '.join(MODE_IDS)})", hint="mode"),
     Command(COST, "Show the tokens this conversation used, by kind, and their cost"),
+    Command(
+        GOAL,
+        "Set what done looks like: a grader checks the work before each turn ends "
+        "(/goal alone shows it, /goal clear removes it)",
+        hint="what done looks like",
+    ),
 )
 _COMMAND = re.compile(r"/([a-z0-9][a-z0-9-]*)(?:\s+(.*))?\Z", re.DOTALL)
 
@@ -103,6 +111,26 @@ async def _cost(session: Session, argument: str) -> str:
     return cost_report(await session.usage(), session.record.model or "", session.prices())
 
 
+async def _goal(session: Session, argument: str) -> str:
+    rounds = session.goal_rounds()
+    if not argument:
+        if session.record.goal is None:
+            return "No goal set. `/goal <what done looks like>` sets one."
+        return (
+            f"Goal: {session.record.goal}\n(checked before each turn ends, {rounds} rounds at most)"
+        )
+    if argument == "clear":
+        session.set_goal(None)
+        return "Goal cleared."
+    if len(argument) > GOAL_CHARS:
+        return f"That goal is {len(argument):,} characters; keep it under {GOAL_CHARS:,}."
+    session.set_goal(argument)
+    return (
+        f"Goal set: {argument}\nBefore each turn ends, a grader checks the work against it "
+        f"and sends it back for revision when it falls short ({rounds} rounds at most)."
+    )
+
+
 HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     COMPACT: _compact,
     MEMORY: _memory,
@@ -110,5 +138,6 @@ HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     CLEAR: _clear,
     MODE: _mode,
     COST: _cost,
+    GOAL: _goal,
 }
 """The built-in commands: each answers with the text the user sees."""

@@ -69,10 +69,15 @@ class SessionManager:
         return record
 
     def new_record(
-        self, cwd: str, mode: Mode, model: str, effort: Effort | None = None
+        self,
+        cwd: str,
+        mode: Mode,
+        model: str,
+        effort: Effort | None = None,
+        goal: str | None = None,
     ) -> SessionRecord:
-        """A new stored session, to `open`."""
-        return self.store.create(cwd, mode, model, effort)
+        """A new stored session, to `open` (`goal`: what done looks like, see `/goal`)."""
+        return self.store.create(cwd, mode, model, effort, goal)
 
     def open(self, record: SessionRecord, workspace: Workspace, handler: SessionHandler) -> Session:
         """The session of `record`, claimed for this process (`SessionInUse` if another

@@ -14,22 +14,42 @@ from deepacp.events import (
     Event,
     MessageChunk,
     Notice,
+    PlanEntry,
+    PlanStatus,
+    PlanUpdated,
     StopReason,
     ThoughtChunk,
+    ToolFinished,
     ToolOutput,
     ToolRunning,
     ToolStarted,
+    ToolStatus,
     ToolTerminal,
     UsageUpdated,
     UserMessage,
 )
-from deepacp.harness.contracts import ModelRetrySignal, ToolOutputSignal, ToolTerminalSignal
+from deepacp.harness.contracts import (
+    GoalSignal,
+    ModelRetrySignal,
+    ToolOutputSignal,
+    ToolTerminalSignal,
+)
 from deepacp.harness.messages import text_of
+from deepacp.harness.middleware.goal import is_feedback
 from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
 from deepacp.harness.usage import TokenUsage
 from deepacp.session.cards import call_events, tool_finished
 
 DEFAULT_CONTEXT_WINDOW = 200_000
+GOAL_CARD = "goal"
+"""The name on the card of a goal check (it is no tool the model called)."""
+GOAL_PLAN_CHARS = 80
+_GOAL_PLAN: dict[str, tuple[PlanStatus, str]] = {
+    "checking": ("in_progress", "checking"),
+    "needs_revision": ("in_progress", "needs revision"),
+    "satisfied": ("completed", "met"),
+    "failed": ("pending", "not met"),
+}
 
 
 def text_and_thought(message: BaseMessage) -> tuple[str, str]:
@@ -75,7 +95,9 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
     """The events a client needs to redraw a thread's history."""
     names: dict[str, str] = {}
     for message in messages:
-        if isinstance(message, HumanMessage):
+        if is_feedback(message):
+            yield Notice(text_of(message.content))  # a grader's verdict, not the user's words
+        elif isinstance(message, HumanMessage):
             yield UserMessage(human_text(message))
         elif isinstance(message, AIMessage):
             text, thought = text_and_thought(message)
@@ -106,6 +128,9 @@ class LiveProjection:
         self.last_ai: AIMessage | None = None
         self.usage = TokenUsage()
         """Usage of the turn's model calls so far (the agent's own, not its sub-agents')."""
+        self.todos: tuple[PlanEntry, ...] = ()
+        """The agent's task list as last shown (the goal's entry goes after it)."""
+        self.goal_entry: PlanEntry | None = None
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
         if mode == "custom" and isinstance(data, ModelRetrySignal):
@@ -132,6 +157,8 @@ class LiveProjection:
                 return [ToolOutput(data.tool_call_id, data.text)]
             if isinstance(data, ToolTerminalSignal):
                 return [ToolTerminal(data.tool_call_id, data.terminal_id)]
+            if isinstance(data, GoalSignal):
+                return self._goal(data)
             return []
         if mode == "updates":
             return self._updates(data)
@@ -152,7 +179,7 @@ class LiveProjection:
                     for call in message.tool_calls:
                         if (call_id := call["id"] or "") not in self.announced:
                             self.announced[call_id] = call["name"]
-                            events.extend(call_events(call, self.backend))
+                            events.extend(map(self._with_goal, call_events(call, self.backend)))
                 elif (
                     isinstance(message, ToolMessage)
                     and node in ("tools", "model")  # the model step answers cut-off calls
@@ -162,6 +189,39 @@ class LiveProjection:
                     self.finished.add(message.tool_call_id)
                     events.append(tool_finished(message, self.announced[message.tool_call_id]))
         return events
+
+    def _with_goal(self, event: Event) -> Event:
+        """A new task list, with the goal's entry kept after it."""
+        if not isinstance(event, PlanUpdated):
+            return event
+        self.todos = event.entries
+        return PlanUpdated(self._plan())
+
+    def _plan(self) -> tuple[PlanEntry, ...]:
+        return (*self.todos, self.goal_entry) if self.goal_entry else self.todos
+
+    def _goal(self, signal: GoalSignal) -> list[Event]:
+        """A goal check's card (its approvals are asked there), plan entry and verdict."""
+        out_of_rounds = signal.status == "needs_revision" and signal.round >= signal.rounds
+        status, label = _GOAL_PLAN["failed" if out_of_rounds else signal.status]
+        if signal.status == "checking" or (signal.status == "needs_revision" and not out_of_rounds):
+            label = f"{label}, round {signal.round} of {signal.rounds}"
+        goal = " ".join(signal.goal.split())
+        if len(goal) > GOAL_PLAN_CHARS:
+            goal = goal[: GOAL_PLAN_CHARS - 1] + "…"
+        self.goal_entry = PlanEntry(f"Goal: {goal} ({label})", status, "high")
+        plan = PlanUpdated(self._plan())
+        if signal.status == "checking":
+            if signal.check_id in self.announced:
+                return []  # the check resumed after an approval
+            self.announced[signal.check_id] = GOAL_CARD
+            card = ToolStarted(signal.check_id, GOAL_CARD, "think", signal.text, {"goal": goal})
+            return [card, plan]
+        if signal.check_id in self.finished:
+            return []
+        self.finished.add(signal.check_id)
+        outcome: ToolStatus = "failed" if signal.status == "failed" else "completed"
+        return [ToolFinished(signal.check_id, outcome, signal.text), plan, Notice(signal.text)]
 
 
 def messages_of(update: Any) -> list[Any]:

@@ -25,7 +25,7 @@ from deepacp.backends.sandbox import (
     SandboxSetting,
     sandbox_problem,
 )
-from deepacp.config import Effort, ModelPrices, load_config
+from deepacp.config import DEFAULT_GOAL_ROUNDS, Effort, ModelPrices, load_config
 from deepacp.errors import ConfigError, SessionBusy
 from deepacp.events import (
     CommandsChanged,
@@ -127,6 +127,10 @@ class Session:
         self.mcp.start(list(mcp_servers), record.cwd, harness_ready)
         self._graph: Any = None
         self._model: Any = None
+        self._model_of: tuple[str | None, Effort | None] | None = None
+        """The spec and effort `_model` was made for."""
+        self._fresh_model = True
+        """Make a new model when the graph is rebuilt (False: only the goal changed)."""
         self._summarizer: Any = None
         self._window: int | None = None
         self._task: asyncio.Task[StopReason] | None = None
@@ -157,7 +161,7 @@ class Session:
 
     async def graph(self) -> Any:
         """The compiled harness for this session (built on first use, and after a change
-        of model or a fresh conversation)."""
+        of model, a fresh conversation, or a goal set or removed)."""
         if self._graph is None:
             await self._harness_ready()
             from deepacp.harness.middleware.summarization import SummarizationMiddleware
@@ -165,7 +169,11 @@ class Session:
             from deepacp.session.agent import build_session_agent
             from deepacp.session.ask import ask_user_tool
 
-            model = self.model_factory(self.record.model or "", effort=self.effort)
+            wanted = (self.record.model, self.effort)
+            model = self._model if self._model_of == wanted and not self._fresh_model else None
+            if model is None:
+                model = self.model_factory(self.record.model or "", effort=self.effort)
+            self._model_of, self._fresh_model = wanted, True
             profile = getattr(model, "profile", None) or {}
             self._window = profile.get("max_input_tokens")
             await self._report_mcp()
@@ -175,6 +183,7 @@ class Session:
             self._summarizer = SummarizationMiddleware(
                 self.backend, before_compact=self.hooks.compacting
             )
+            config = load_config()
             self._graph = build_session_agent(
                 model,
                 self.backend,
@@ -184,8 +193,10 @@ class Session:
                 summarizer=self._summarizer,
                 planning=self.planning,
                 profile=profile_for(self.record.model or ""),
-                retry=load_config().retry,
+                retry=config.retry,
                 hooks=self.hooks,
+                goal=(lambda: self.record.goal) if self.record.goal else None,
+                goal_rounds=config.goal_rounds,
             )
             self._model = model
         return self._graph
@@ -250,6 +261,20 @@ class Session:
     def effort(self) -> Effort | None:
         """The effort the user chose for this session (None: the configured default)."""
         return cast("Effort | None", self.record.effort)
+
+    def goal_rounds(self) -> int:
+        """How many gradings a turn gets at most (config.toml's, else the default)."""
+        try:
+            return load_config(self.store.home).goal_rounds
+        except ConfigError:
+            return DEFAULT_GOAL_ROUNDS
+
+    def set_goal(self, goal: str | None) -> None:
+        """Set (or, with None, remove) what done looks like; checked from the next turn end.
+        Without a goal the harness has no grader (the graph is rebuilt when that changes)."""
+        if (goal is None) != (self.record.goal is None):
+            self._graph, self._fresh_model = None, False
+        self.record = self.store.update(self.record, goal=goal)
 
     async def set_effort(self, effort: Effort) -> None:
         """Change the reasoning effort; the graph is rebuilt on the next turn."""

@@ -68,6 +68,8 @@ class SessionRecord:
     updated_at: str
     effort: str | None = None
     """The reasoning effort the user chose for this session (None: the default)."""
+    goal: str | None = None
+    """What done looks like (`/goal`): checked by a grader before each turn ends."""
 
 
 _COLUMNS = tuple(f.name for f in fields(SessionRecord))
@@ -76,8 +78,9 @@ _COLUMNS = tuple(f.name for f in fields(SessionRecord))
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
     """Columns added since a sessions.db was made (its rows get NULL: the default)."""
     present = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
-    if "effort" not in present:
-        conn.execute("ALTER TABLE sessions ADD COLUMN effort TEXT")
+    for column in ("effort", "goal"):
+        if column not in present:
+            conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} TEXT")
 
 
 def _record(row: tuple) -> SessionRecord:
@@ -86,6 +89,8 @@ def _record(row: tuple) -> SessionRecord:
         record = replace(record, mode=DEFAULT_MODE)
     if record.effort is not None and record.effort not in EFFORTS:
         record = replace(record, effort=None)
+    if record.goal is not None and not isinstance(record.goal, str):
+        record = replace(record, goal=None)
     return record
 
 
@@ -224,11 +229,18 @@ class SessionStore:
         return private_dir(self.home / "scratch" / thread_id)
 
     def create(
-        self, cwd: str, mode: Mode, model: str | None, effort: str | None = None
+        self,
+        cwd: str,
+        mode: Mode,
+        model: str | None,
+        effort: str | None = None,
+        goal: str | None = None,
     ) -> SessionRecord:
         session_id = uuid.uuid4().hex
         stamp = now()
-        record = SessionRecord(session_id, cwd, session_id, None, mode, model, stamp, stamp, effort)
+        record = SessionRecord(
+            session_id, cwd, session_id, None, mode, model, stamp, stamp, effort, goal
+        )
         placeholders = ", ".join("?" * len(_COLUMNS))
         self._db.execute(
             f"INSERT INTO sessions ({', '.join(_COLUMNS)}) VALUES ({placeholders})",

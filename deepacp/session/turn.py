@@ -92,7 +92,9 @@ class Turn:
 
     async def run(self, content: str | list[dict]) -> StopReason:
         """Why the turn stopped (see `_settled`); `usage` holds what it used."""
-        self.before = await self.totals()
+        state = await self.graph.aget_state(self.config)
+        self.before = TokenUsage.from_json(state.values.get(USAGE_KEY))
+        self.live.todos = cards.plan_of(state.values.get("todos")).entries  # the plan shown
         try:
             return await self._settled(content)
         finally:

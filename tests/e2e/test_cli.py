@@ -136,3 +136,20 @@ def test_run_with_effort_asks_the_provider_to_think(tmp_path: Path) -> None:
     assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 24_576}
     bad = run("run", "--effort", "max", "x", cwd=tmp_path, env=env)
     assert bad.returncode == 2 and "invalid choice: 'max'" in bad.stderr
+
+
+def test_run_with_a_goal_grades_the_work_before_it_ends(tmp_path: Path) -> None:
+    grade = '{{"verdict": "{}", "feedback": "{}"}}'.format
+    turns = [
+        {"content": "Done."},
+        {"content": grade("needs_revision", "say more")},
+        {"content": "Done, with more."},
+        {"content": grade("satisfied", "enough said")},
+    ]
+    env = {"DEEPACP_HOME": str(tmp_path / "home")}
+    model = write_script(tmp_path, turns)
+    result = run("run", "--model", model, "--goal", "it says more", "hi", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "note: Goal needs revision (round 1 of 3): say more" in result.stdout
+    assert "note: Goal met (grader, round 2 of 3): enough said" in result.stdout
+    assert "Done, with more." in result.stdout

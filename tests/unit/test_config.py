@@ -1,10 +1,11 @@
-"""config.toml: effort, provider base URLs and the retry policy, and clear errors."""
+"""config.toml: effort, provider base URLs, the retry policy and goal rounds, and clear
+errors."""
 
 from __future__ import annotations
 
 import pytest
 
-from deepacp.config import RetryPolicy, load_config
+from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy, load_config
 from deepacp.errors import ConfigError
 from deepacp.models import base_url
 
@@ -12,6 +13,12 @@ from deepacp.models import base_url
 def test_defaults_without_a_file(isolated_home):
     config = load_config()
     assert (config.effort, config.base_urls, config.retry) == (None, {}, RetryPolicy())
+    assert config.goal_rounds == DEFAULT_GOAL_ROUNDS == 3
+
+
+def test_goal_rounds_are_read(isolated_home):
+    (isolated_home / "config.toml").write_text("[goal]\nrounds = 5\n")
+    assert load_config().goal_rounds == 5
 
 
 def test_effort_base_urls_and_retry_are_read(isolated_home):
@@ -41,6 +48,9 @@ def test_the_provider_variable_wins_over_the_config_base_url(isolated_home, monk
         ("[providers.anthropic]\nbase_url = 3", "base_url must be a string URL"),
         ("[retry]\nattempts = 0", "retry.attempts must be at least 1"),
         ('[retry]\ninitial_delay = "soon"', "retry.initial_delay must be a number"),
+        ("[goal]\nrounds = 0", "goal.rounds must be a whole number of at least 1"),
+        ("[goal]\nrounds = 2.5", "goal.rounds must be a whole number of at least 1"),
+        ("goal = 3", "goal.rounds must be a whole number of at least 1"),
     ],
 )
 def test_bad_values_are_one_line_errors(isolated_home, text, message):

@@ -10,7 +10,7 @@ concurrently (LangGraph fans tool calls out).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,8 +117,10 @@ def task_description(agents: Mapping[str, str]) -> str:
     )
 
 
-async def _stream_child(agent: Any, payload: dict, runtime: ToolRuntime) -> dict:
-    """Run a child graph, reporting each tool call it makes on the parent's card."""
+async def stream_child(
+    agent: Any, payload: dict, card_id: str, write: Callable[[Any], None]
+) -> dict:
+    """Run a child graph, reporting each tool call it makes on the card `card_id`."""
     final: dict = {}
     async for mode, data in agent.astream(payload, stream_mode=["updates", "values"]):
         if mode == "values":
@@ -128,8 +130,7 @@ async def _stream_child(agent: Any, payload: dict, runtime: ToolRuntime) -> dict
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages:
                 for call in getattr(message, "tool_calls", None) or []:
-                    progress = ToolOutputSignal(runtime.tool_call_id or "", _progress(call))
-                    runtime.stream_writer(progress)
+                    write(ToolOutputSignal(card_id, _progress(call)))
     return final
 
 
@@ -179,7 +180,8 @@ class SubAgentMiddleware(AgentMiddleware):
         token = current_task_call.set(call_id)
         try:
             if subagent_type in self.streaming:
-                final = await _stream_child(agent, child_input(state, brief), runtime)
+                payload = child_input(state, brief)
+                final = await stream_child(agent, payload, call_id or "", runtime.stream_writer)
             else:
                 final = await agent.ainvoke(child_input(state, brief))
         except GraphBubbleUp:

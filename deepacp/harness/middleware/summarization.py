@@ -134,13 +134,14 @@ def safe_cutoff(messages: Sequence[AnyMessage], keep_tokens: int, floor: int) ->
     return start if floor < start < count else None
 
 
-def transcript(messages: Sequence[AnyMessage]) -> str:
-    """Messages as plain text, for the history file and the summary request."""
+def transcript(messages: Sequence[AnyMessage], chars: int = TRANSCRIPT_MESSAGE_CHARS) -> str:
+    """Messages as plain text, each cut to `chars`: for the history file, the summary
+    request and the goal grader."""
     lines = []
     for message in messages:
         text = text_of(message.content)
-        if len(text) > TRANSCRIPT_MESSAGE_CHARS:
-            text = text[:TRANSCRIPT_MESSAGE_CHARS] + " … [clipped]"
+        if len(text) > chars:
+            text = text[:chars] + " … [clipped]"
         if isinstance(message, AIMessage):
             calls = "".join(f"\n  -> {c['name']}({c['args']})" for c in message.tool_calls)
             lines.append(f"## assistant\n{text}{calls}")

@@ -170,3 +170,27 @@ async def test_stopping_the_caller_is_not_mistaken_for_a_cancelled_turn(
         assert not session.running
     finally:
         await manager.shutdown()
+
+
+async def test_a_goal_adds_the_grader_on_the_same_model_and_a_model_change_still_applies(
+    tmp_path, workspace
+) -> None:
+    first, second = script(tmp_path, []), str(tmp_path / "other.json")
+    Path(second).write_text(json.dumps({"turns": []}))
+    second = f"scripted:{second}"
+    manager = SessionManager(SessionStore(tmp_path / "home"), resolve_model)
+    try:
+        record = manager.new_record(str(workspace), "ask", first)
+        session = manager.open(record, Workspace(str(workspace)), Recorder())
+        grading = "GoalMiddleware.after_model"
+        assert grading not in (await session.graph()).nodes  # no goal: no grader step
+        model = session._model
+        session.set_goal("tests pass")
+        assert grading in (await session.graph()).nodes
+        assert session._model is model  # a scripted model keeps its place in the script
+        session.set_goal(None)
+        await session.set_model(second)
+        await session.graph()
+        assert session._model is not model and session.record.goal is None
+    finally:
+        await manager.shutdown()

@@ -150,3 +150,47 @@ def test_cards_for_people_results_for_the_model() -> None:
     failed = ToolMessage("Error: called twice", tool_call_id="p", status="error")
     assert tool_finished(failed, "write_todos").text == "Error: called twice"
     assert tool_finished(ToolMessage("3 files", tool_call_id="l"), "ls").text == "3 files"
+
+
+def test_a_goal_check_has_a_card_a_plan_entry_and_a_verdict(tmp_path: Path) -> None:
+    from deepacp.events import Notice, PlanEntry
+    from deepacp.harness.contracts import GoalSignal
+
+    live = LiveProjection(FilesystemBackend(tmp_path), None)
+    checking = GoalSignal("goal-1", "checking", "tests pass", "Checking the goal", 1, 2)
+    card, plan = live.feed((), "custom", checking)
+    assert isinstance(card, ToolStarted) and card.kind == "think"
+    assert plan == PlanUpdated(
+        (PlanEntry("Goal: tests pass (checking, round 1 of 2)", "in_progress", "high"),)
+    )
+    assert live.feed((), "custom", checking) == []  # resumed after an approval: no repeat
+    todos = {
+        "id": "t",
+        "name": "write_todos",
+        "args": {"todos": [{"content": "a", "status": "pending"}]},
+    }
+    events = live.feed((), "updates", {"model": {"messages": [AIMessage("", tool_calls=[todos])]}})
+    [new_plan] = [e for e in events if isinstance(e, PlanUpdated)]
+    assert [e.content for e in new_plan.entries] == [
+        "a",
+        "Goal: tests pass (checking, round 1 of 2)",
+    ]
+    verdict = GoalSignal(
+        "goal-1", "needs_revision", "tests pass", "Goal not met after 2 rounds", 2, 2
+    )
+    finished, plan, notice = live.feed((), "custom", verdict)
+    assert finished == ToolFinished("goal-1", "completed", "Goal not met after 2 rounds")
+    assert plan.entries[-1] == PlanEntry("Goal: tests pass (not met)", "pending", "high")
+    assert notice == Notice("Goal not met after 2 rounds")
+
+
+def test_replay_shows_grader_feedback_as_a_verdict_not_as_the_user(tmp_path: Path) -> None:
+    from deepacp.events import Notice
+    from deepacp.harness.middleware.goal import feedback_message
+
+    feedback = feedback_message("tests pass", "run them", 1, 3)
+    events = list(
+        replay([HumanMessage("go"), AIMessage("done"), feedback], FilesystemBackend(tmp_path))
+    )
+    assert events[0] == UserMessage("go")
+    assert isinstance(events[-1], Notice) and "run them" in events[-1].text

@@ -1,4 +1,5 @@
-"""A session's effort is stored with it, and a sessions.db from before the column opens."""
+"""A session's effort and goal are stored with it, and a sessions.db from before those
+columns opens."""
 
 from __future__ import annotations
 
@@ -35,3 +36,27 @@ async def test_effort_is_kept_and_an_old_database_gains_the_column(tmp_path):
         assert store.get(made.id).effort is None
     finally:
         await store.close()
+
+
+async def test_a_goal_is_kept_and_old_sessions_have_none(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    db = sqlite3.connect(home / "sessions.db")
+    db.execute(OLD_SCHEMA)
+    db.execute("INSERT INTO sessions VALUES ('old', '/w', 'old', 't', 'ask', NULL, 'a', 'a')")
+    db.commit()
+    db.close()
+    store = SessionStore(home)
+    try:
+        old = store.get("old")
+        assert old is not None and old.goal is None
+        store.update(old, goal="the tests pass")
+    finally:
+        await store.close()
+    reopened = SessionStore(home)  # a restart
+    try:
+        assert reopened.get("old").goal == "the tests pass"
+        reopened.update(reopened.get("old"), goal=None)
+        assert reopened.get("old").goal is None
+    finally:
+        await reopened.close()
