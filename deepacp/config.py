@@ -22,6 +22,9 @@ config.toml keys (all optional)::
     cache_write = 3.75    # default: the input price
 
     sandbox = "workspace-write"   # or "workspace-write+network", "read-only", "off"
+
+    database = "postgresql://user:password@host:5432/deepacp"   # sessions in PostgreSQL
+                                     # (DEEPACP_DATABASE_URL wins; default: SQLite in the home)
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ if TYPE_CHECKING:  # the backends load after `initialize` is answered
 
 Effort = Literal["off", "low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = ("off", "low", "medium", "high")
+DATABASE_ENV = "DEEPACP_DATABASE_URL"
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
 
 
 def deepacp_home() -> Path:
@@ -90,6 +95,8 @@ class UserConfig:
     """Provider name -> the API base URL to use (`[providers.NAME] base_url`)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sandbox: SandboxPolicy | None = None
+    database: str | None = None
+    """A PostgreSQL URL: sessions live there, shared by every machine that names it."""
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -157,6 +164,14 @@ def _retry(path: Path, table: Any) -> RetryPolicy:
     return RetryPolicy(**values)
 
 
+def parse_database(value: object, where: str) -> str:
+    """`value` as a PostgreSQL URL, or a `ConfigError` showing the form (never the value:
+    it may hold a password)."""
+    if not isinstance(value, str) or not value.startswith(DATABASE_SCHEMES):
+        raise ConfigError(f'{where} must be a URL such as "postgresql://user@host:5432/deepacp"')
+    return value
+
+
 def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
@@ -175,6 +190,7 @@ def load_config(home: Path | None = None) -> UserConfig:
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise ConfigError(f"{path}: 'models' must be a list of model spec strings")
     effort = data.get("effort")
+    database = data.get("database")
     from deepacp.backends.sandbox import POLICIES, parse_policy
 
     try:
@@ -189,6 +205,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         retry=_retry(path, data.get("retry", {})),
         prices=_prices(data.get("prices", {}), path),
         sandbox=sandbox,
+        database=None if database is None else parse_database(database, f"{path}: 'database'"),
     )
 
 
@@ -197,3 +214,9 @@ def sandbox_policy(flag: SandboxPolicy | None, home: Path | None = None) -> Sand
     from deepacp.backends.sandbox import DEFAULT_POLICY
 
     return flag or load_config(home).sandbox or DEFAULT_POLICY
+
+
+def database_url(home: Path | None = None) -> str | None:
+    """Where sessions live, when not in SQLite: `$DEEPACP_DATABASE_URL` (as it is: the store
+    checks it when it connects), else config.toml's `database`."""
+    return os.environ.get(DATABASE_ENV) or load_config(home).database
