@@ -41,9 +41,13 @@ CONNECT_TIMEOUT = 5
 """Seconds to wait for the database before saying it cannot be reached."""
 SESSION_LOCK = "deepacp.session:"
 """The advisory lock of session S is keyed by the hash of this prefix + S."""
-_TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
-_LOCK = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
+SAVER_SETUP_LOCK = "deepacp.checkpoint-setup"
+"""Held while LangGraph's saver sets up its tables. Not `MIGRATION_LOCK`, and taken by
+polling, not waiting: its CREATE INDEX CONCURRENTLY waits for every running statement,
+so a statement waiting for the lock would wait for it in turn (a deadlock)."""
+_TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS taken"
 _UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+_SETUP = (SAVER_SETUP_LOCK,)
 _SELECT = f"SELECT {', '.join(COLUMNS)} FROM deepacp_sessions"
 
 
@@ -65,8 +69,8 @@ def _register_password(url: str) -> None:
 
 
 async def _open_saver(url: str) -> tuple[Any, Any]:
-    """A connection pool and the LangGraph saver on it, its tables set up under the
-    migration lock (its own migrations are not safe to run twice at once)."""
+    """A connection pool and the LangGraph saver on it, its tables set up under a lock (its
+    own migrations are not safe to run twice at once)."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
@@ -89,11 +93,12 @@ async def _open_saver(url: str) -> tuple[Any, Any]:
         await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
         saver = AsyncPostgresSaver(pool)
         async with pool.connection() as conn:
-            await conn.execute(_LOCK, (migrations.MIGRATION_LOCK,))
+            while not (await (await conn.execute(_TRY_LOCK, _SETUP)).fetchone())["taken"]:
+                await asyncio.sleep(0.05)
             try:
                 await saver.setup()
             finally:
-                await conn.execute(_UNLOCK, (migrations.MIGRATION_LOCK,))
+                await conn.execute(_UNLOCK, _SETUP)
     except BaseException:
         await pool.close()
         raise
@@ -201,7 +206,7 @@ class PostgresStore:
         """The shared AsyncPostgresSaver (opened on first use, once, however many ask)."""
         async with self._opening:
             if self._checkpointer is None:
-                self._usable_url()
+                self._db  # noqa: B018 (reachable, migrated: a clear error now, not a pool timeout)
                 try:
                     self._pool, self._checkpointer = await _open_saver(self.url)
                 except psycopg.Error as exc:
