@@ -62,14 +62,14 @@ class PostgresServer:
         auth = f"{SUPERUSER}:{password}" if password else SUPERUSER
         return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
 
-    def new_database(self) -> str:
-        """A new empty database; returns its URL."""
+    def new_database(self, password: str = "") -> str:
+        """A new empty database; returns its URL (with `password`, which trust auth ignores)."""
         import psycopg
 
         name = f"t_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
-        return self.url(name)
+        return self.url(name, password)
 
 
 @contextlib.contextmanager
