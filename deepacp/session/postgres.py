@@ -238,7 +238,10 @@ class PostgresStore:
             return None
         db = self._db
         with self._errors():
-            row = db.execute(f"{_SELECT} WHERE id = %s", (session_id,)).fetchone()
+            try:
+                row = db.execute(f"{_SELECT} WHERE id = %s", (session_id,)).fetchone()
+            except UnicodeEncodeError:  # a lone surrogate: no session can have this id
+                return None
         return record_from_row(row) if row else None
 
     def list(self, cwd: str | None = None) -> list[SessionRecord]:

@@ -3,6 +3,9 @@ own $DEEPACP_HOME) share one session list through a real database the fixture st
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -66,6 +69,37 @@ async def test_a_session_started_on_one_machine_is_listed_loaded_and_resumed_on_
     for home in (home_a, home_b):
         assert (home / "logs").exists() and PASSWORD not in logs(home)
         assert not (home / "sessions.db").exists()  # nothing went to the SQLite default
+
+
+async def test_a_session_whose_process_was_killed_opens_on_the_other_machine(
+    agent_factory, postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    """No stale fence: PostgreSQL drops a dead process's locks with its connection."""
+    env = {"DEEPACP_DATABASE_URL": postgres_server.new_database()}
+    async with agent_factory([{"content": "one"}], home=tmp_path / "home-a", env=env) as a:
+        session = await a.new_session()
+        await a.prompt(session, "first")
+        a.process.send_signal(signal.SIGKILL)
+        await a.process.wait()
+        a.wire.incoming.clear()  # the killed connection may have half-read frames
+    write_script(a.script, [{"content": "two"}])
+    async with agent_factory([], home=tmp_path / "home-b", env=env, script_name="b.json") as b:
+
+        async def load() -> bool:
+            try:
+                await b.conn.load_session(cwd=str(b.workspace), session_id=session, mcp_servers=[])
+            except RequestError as exc:  # the server may not have seen the death yet
+                assert "open in another deepacp process" in str(exc)
+                return False
+            return True
+
+        deadline = time.monotonic() + 10
+        while not await load():
+            assert time.monotonic() < deadline, "the dead process's lock was never dropped"
+            await asyncio.sleep(0.05)
+        assert b.client.text() == "one"
+        assert (await b.prompt(session, "second")).stop_reason == "end_turn"
+        assert b.client.text() == "onetwo"
 
 
 async def test_a_database_that_is_down_is_a_clear_error_and_the_server_stays_up(

@@ -83,7 +83,8 @@ async def test_two_homes_share_sessions_and_fence_them(
         [listed] = machine_b.list("/work/repo")
         assert (listed.id, listed.title, listed.effort) == (record.id, "Fix the bug", "high")
         assert machine_b.list("/elsewhere") == []
-        assert machine_b.get("no-such-session") is None
+        for unknown in ("no-such-session", "\ud800", "a\x00b"):  # none can exist
+            assert machine_b.get(unknown) is None
 
         machine_a.claim(record.id)
         machine_a.claim(record.id)  # again: still ours
