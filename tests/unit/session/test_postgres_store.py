@@ -11,11 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from deepacp import secrets
 from deepacp.errors import SessionInUse, StoreError
 from deepacp.session import migrations
 from deepacp.session.store import SessionStore, open_store
 
 psycopg = pytest.importorskip("psycopg")
+
+
+@pytest.fixture(autouse=True)
+def own_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store registers its URL's password for the process: keep it to this test."""
+    monkeypatch.setattr(secrets, "_REGISTERED", set())
 
 
 def versions(url: str) -> list[int]:
