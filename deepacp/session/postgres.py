@@ -127,7 +127,7 @@ class PostgresStore:
         try:
             yield
         except psycopg.Error as exc:
-            if self._conn is not None and self._conn.broken:
+            if self._conn is not None and self._conn.closed:
                 self._conn = None
             raise self._unusable(exc) from None
 
@@ -167,12 +167,16 @@ class PostgresStore:
         lost connection, the sessions this process had open are locked again."""
         if self._conn is None:
             conn = self.connect()
-            with self._errors():
-                migrations.migrate(conn)
-                for session_id in list(self._claims):
-                    if not self._lock(conn, session_id):
-                        log.warning("session %s was taken by another process", session_id)
-                        self._claims.discard(session_id)
+            try:
+                with self._errors():
+                    migrations.migrate(conn)
+                    for session_id in list(self._claims):
+                        if not self._lock(conn, session_id):
+                            log.warning("session %s was taken by another process", session_id)
+                            self._claims.discard(session_id)
+            except BaseException:
+                conn.close()
+                raise
             self._conn = conn
         return self._conn
 

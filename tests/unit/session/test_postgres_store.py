@@ -121,6 +121,26 @@ async def test_a_lost_connection_drops_its_locks(
         await other.close()
 
 
+async def test_a_store_whose_connection_was_cut_connects_again_and_keeps_its_sessions(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEEPACP_DATABASE_URL", postgres_url)
+    holder, other = open_store(tmp_path / "a"), open_store(tmp_path / "b")
+    try:
+        record = holder.create("/work/repo", "ask", None)
+        holder.claim(record.id)
+        with psycopg.connect(postgres_url, autocommit=True) as admin:  # a database restart
+            admin.execute("SELECT pg_terminate_backend(%s)", (holder._conn.info.backend_pid,))
+        with pytest.raises(StoreError, match="cannot be used"):
+            holder.list()  # the request that finds the connection gone fails, in one line
+        assert [r.id for r in holder.list()] == [record.id]
+        with pytest.raises(SessionInUse):
+            other.claim(record.id)  # locked again on the new connection
+    finally:
+        await holder.close()
+        await other.close()
+
+
 async def test_deleting_a_session_removes_it_everywhere(
     postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
