@@ -2,18 +2,26 @@
 LangGraph's default messages channel.
 
     python benchmarks/checkpoint_growth.py
+    python benchmarks/checkpoint_growth.py --postgres postgresql://user@host:5432/scratch
 
-Prints the SQLite checkpoint size after 50, 100, 200 and 400 messages and the growth ratio
-per doubling (target: <= 2.2, i.e. linear; a quadratic channel approaches 4).
+Prints the checkpoint size after 50, 100, 200 and 400 messages and the growth ratio per
+doubling (target: <= 2.2, i.e. linear; a quadratic channel approaches 4). SQLite: the file's
+size. PostgreSQL (langgraph-checkpoint-postgres, as `database = URL` uses it): the bytes of
+the thread's rows in the saver's tables; its threads are deleted afterwards.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
 import itertools
 import sqlite3
 import tempfile
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 from langchain.agents import create_agent
@@ -35,7 +43,48 @@ def db_bytes(path: Path) -> int:
     return pages * size
 
 
-async def grow(path: Path, build) -> list[int]:
+Measure = Callable[[], Awaitable[int]]
+
+
+@contextlib.asynccontextmanager
+async def sqlite_saver(path: Path, thread_id: str) -> AsyncIterator[tuple[Any, Measure]]:
+    async with aiosqlite.connect(path) as conn:
+        saver = AsyncSqliteSaver(conn)
+        await saver.setup()
+
+        async def measure() -> int:
+            await conn.commit()
+            return db_bytes(path)
+
+        yield saver, measure
+
+
+@contextlib.asynccontextmanager
+async def postgres_saver(url: str, thread_id: str) -> AsyncIterator[tuple[Any, Measure]]:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async with AsyncPostgresSaver.from_conn_string(url) as saver:
+        await saver.setup()
+
+        async def measure() -> int:
+            total = 0
+            async with saver.conn.cursor() as cur:
+                for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+                    await cur.execute(
+                        f"SELECT coalesce(sum(pg_column_size(t.*)), 0) AS size FROM {table} t "
+                        "WHERE thread_id = %s",
+                        (thread_id,),
+                    )
+                    total += int((await cur.fetchone())["size"])
+            return total
+
+        try:
+            yield saver, measure
+        finally:
+            await saver.adelete_thread(thread_id)
+
+
+async def grow(storage, build) -> list[int]:
     # Prompts alternate: question + answer (2 messages), and question + tool call + its
     # result + answer (4 messages), so every mark is reached exactly.
     model = ScriptedChatModel(turns=[])
@@ -49,18 +98,16 @@ async def grow(path: Path, build) -> list[int]:
             model.turns.append({"content": TEXT, "tool_calls": [call]})
         model.turns.append({"content": TEXT})
     sizes = []
-    async with aiosqlite.connect(path) as conn:
-        saver = AsyncSqliteSaver(conn)
-        await saver.setup()
+    thread_id = f"bench-{uuid.uuid4().hex}"
+    async with storage(thread_id) as (saver, measure):
         agent = build(model, saver)
-        config = {"configurable": {"thread_id": "bench"}}
+        config = {"configurable": {"thread_id": thread_id}}
         count = 0
         for i, size in enumerate(plan):
             await agent.ainvoke({"messages": [HumanMessage(f"question {i} {TEXT}")]}, config)
             count += size
             if count in MARKS:
-                await conn.commit()
-                sizes.append(db_bytes(path))
+                sizes.append(await measure())
     return sizes
 
 
@@ -87,13 +134,22 @@ def report(name: str, sizes: list[int]) -> None:
     print("  growth per doubling: " + ", ".join(f"{r:.2f}x" for r in ratios))
 
 
-async def main() -> None:
+async def main(postgres: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        ours = await grow(Path(tmp) / "deepacp.db", deepacp_agent)
-        theirs = await grow(Path(tmp) / "default.db", default_agent)
-    report("deepacp (messages stored as deltas)", ours)
-    report("LangGraph default messages channel (same conversation)", theirs)
+
+        def storage(name: str):
+            if postgres:
+                return lambda thread_id: postgres_saver(postgres, thread_id)
+            return lambda thread_id: sqlite_saver(Path(tmp) / f"{name}.db", thread_id)
+
+        ours = await grow(storage("deepacp"), deepacp_agent)
+        theirs = await grow(storage("default"), default_agent)
+    where = "PostgreSQL" if postgres else "SQLite"
+    report(f"deepacp (messages stored as deltas), {where}", ours)
+    report(f"LangGraph default messages channel (same conversation), {where}", theirs)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--postgres", metavar="URL", help="measure on this PostgreSQL database")
+    asyncio.run(main(parser.parse_args().postgres))

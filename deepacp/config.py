@@ -23,6 +23,8 @@ config.toml keys (all optional)::
 
     sandbox = "workspace-write"   # or "workspace-write+network", "read-only", "off"
 
+    database = "postgresql://user:password@host:5432/deepacp"   # sessions in PostgreSQL
+                                     # (DEEPACP_DATABASE_URL wins; default: SQLite in the home)
     [goal]                        # the /goal grader
     rounds = 3                    # gradings per turn at most (needs revision -> work again)
 """
@@ -42,6 +44,8 @@ if TYPE_CHECKING:  # the backends load after `initialize` is answered
 
 Effort = Literal["off", "low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = ("off", "low", "medium", "high")
+DATABASE_ENV = "DEEPACP_DATABASE_URL"
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
 
 
 def deepacp_home() -> Path:
@@ -99,6 +103,8 @@ class UserConfig:
     sandbox: SandboxPolicy | None = None
     goal_rounds: int = DEFAULT_GOAL_ROUNDS
     """`[goal] rounds`: gradings per turn at most."""
+    database: str | None = None
+    """A PostgreSQL URL: sessions live there, shared by every machine that names it."""
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -173,6 +179,14 @@ def _goal_rounds(path: Path, table: Any) -> int:
     return rounds
 
 
+def parse_database(value: object, where: str) -> str:
+    """`value` as a PostgreSQL URL, or a `ConfigError` showing the form (never the value:
+    it may hold a password)."""
+    if not isinstance(value, str) or not value.startswith(DATABASE_SCHEMES):
+        raise ConfigError(f'{where} must be a URL such as "postgresql://user@host:5432/deepacp"')
+    return value
+
+
 def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
@@ -191,6 +205,7 @@ def load_config(home: Path | None = None) -> UserConfig:
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise ConfigError(f"{path}: 'models' must be a list of model spec strings")
     effort = data.get("effort")
+    database = data.get("database")
     from deepacp.backends.sandbox import POLICIES, parse_policy
 
     try:
@@ -206,6 +221,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         prices=_prices(data.get("prices", {}), path),
         sandbox=sandbox,
         goal_rounds=_goal_rounds(path, data.get("goal", {})),
+        database=None if database is None else parse_database(database, f"{path}: 'database'"),
     )
 
 
@@ -214,3 +230,9 @@ def sandbox_policy(flag: SandboxPolicy | None, home: Path | None = None) -> Sand
     from deepacp.backends.sandbox import DEFAULT_POLICY
 
     return flag or load_config(home).sandbox or DEFAULT_POLICY
+
+
+def database_url(home: Path | None = None) -> str | None:
+    """Where sessions live, when not in SQLite: `$DEEPACP_DATABASE_URL` (as it is: the store
+    checks it when it connects), else config.toml's `database`."""
+    return os.environ.get(DATABASE_ENV) or load_config(home).database

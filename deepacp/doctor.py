@@ -17,8 +17,8 @@ from pathlib import Path
 from deepacp._version import __version__
 from deepacp.backends.sandbox import sandbox_problem
 from deepacp.cli import server_command
-from deepacp.config import deepacp_home, load_config, sandbox_policy
-from deepacp.errors import ConfigError
+from deepacp.config import database_url, deepacp_home, load_config, sandbox_policy
+from deepacp.errors import ConfigError, StoreError
 from deepacp.logs import log_path
 from deepacp.models import PROVIDERS, SCRIPTED, check_provider, split_spec
 from deepacp.private import database_problems, loose_modes
@@ -137,6 +137,51 @@ def home_checks() -> list[Check]:
     return checks
 
 
+def database_checks() -> list[Check]:
+    """With sessions in PostgreSQL: whether the database answers, and its schema version
+    (read only: migrations run when a session first needs the database)."""
+    try:
+        url = database_url()
+    except ConfigError:
+        return []  # a broken config.toml is reported with the model
+    if url is None:
+        return []
+    from deepacp.session.migrations import LATEST, schema_version
+    from deepacp.session.postgres import PostgresStore
+
+    store = PostgresStore(deepacp_home(), url)
+    try:
+        with store.connect() as conn:
+            version = schema_version(conn)
+            server = conn.info.server_version
+    except StoreError as exc:
+        return [Check(False, str(exc))]
+    checks = [
+        Check(True, f"session database {store.where} is reachable (PostgreSQL {server // 10000})")
+    ]
+    if version == LATEST:
+        checks.append(Check(True, f"session database schema version {version}"))
+    elif version < LATEST:
+        checks.append(
+            Check(
+                True,
+                f"session database schema version {version}: deepacp migrates it to "
+                f"{LATEST} when it first opens a session",
+                warn=True,
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                True,
+                f"session database schema version {version} is newer than this deepacp "
+                f"knows ({LATEST}): upgrade deepacp on this machine",
+                warn=True,
+            )
+        )
+    return checks
+
+
 def server_check() -> Check:
     """Start `deepacp --stdio` as an editor would and time its `initialize` answer."""
     command = server_command()
@@ -171,7 +216,8 @@ def run_doctor(model_flag: str | None = None) -> int:
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in PACKAGES)
     checks.append(Check(True, f"deepacp {__version__} ({versions})"))
     checks += model_checks(model_flag)
-    checks += [ripgrep_check(), sandbox_check(), *home_checks(), server_check()]
+    checks += [ripgrep_check(), sandbox_check(), *home_checks(), *database_checks()]
+    checks.append(server_check())
     for check in checks:
         print(f"{check.label} {check.text}")
     print(f"logs: {log_path()}")

@@ -105,9 +105,9 @@ async def _run(
 ) -> int:
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
-    from deepacp.session.store import SessionStore
+    from deepacp.session.store import open_store
 
-    manager = SessionManager(SessionStore(deepacp_home()), resolve_model, sandbox=sandbox)
+    manager = SessionManager(open_store(deepacp_home()), resolve_model, sandbox=sandbox)
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
         record = manager.new_record(str(cwd), mode, spec, effort, goal)

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
+
 SECRET = "TOP-SECRET-CONTENT"
 
 
@@ -15,10 +17,12 @@ SECRET = "TOP-SECRET-CONTENT"
 def isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
-    """Every test gets its own $DEEPACP_HOME and no model configured from the environment."""
+    """Every test gets its own $DEEPACP_HOME and no model or database configured from the
+    environment."""
     home = tmp_path_factory.mktemp("deepacp-home")
     monkeypatch.setenv("DEEPACP_HOME", str(home))
     monkeypatch.delenv("DEEPACP_MODEL", raising=False)
+    monkeypatch.delenv("DEEPACP_DATABASE_URL", raising=False)
     return home
 
 

@@ -48,7 +48,7 @@ from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE, parse_mode
 from deepacp.session.runtime import Session, no_wait
-from deepacp.session.store import SessionRecord, SessionStore
+from deepacp.session.store import SessionRecord, open_store
 from deepacp.session.workspace import through_editor
 
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ class DeepacpAgent:
                 await asyncio.shield(loaded)  # a cancelled waiter must not cancel the import
 
         self.manager = SessionManager(
-            SessionStore(deepacp_home()),
+            open_store(deepacp_home()),
             resolve_model,
             planning=options.planning,
             harness_ready=ready,

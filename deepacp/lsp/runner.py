@@ -169,7 +169,7 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     proposal. Cancelled, it keeps the edits made so far as a partial proposal."""
     from deepacp.models import check_provider, configured_spec, resolve_model
     from deepacp.session.manager import SessionManager, Workspace
-    from deepacp.session.store import SessionStore
+    from deepacp.session.store import open_store
 
     spec = configured_spec(ls.options.model)
     check_provider(spec)
@@ -183,7 +183,7 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     token = f"deepacp-{run_id}" if ls.support.progress else None
     handler = LspHandler(ls, token)
     sandbox = lsp_sandbox(sandbox_policy(ls.sandbox_flag))
-    manager = SessionManager(SessionStore(deepacp_home()), resolve_model, sandbox=sandbox)
+    manager = SessionManager(open_store(deepacp_home()), resolve_model, sandbox=sandbox)
     stop: str | None = None  # None: the run failed
     relative = target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)
     prompt = PROMPT.format(

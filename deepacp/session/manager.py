@@ -19,7 +19,7 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
 from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
-from deepacp.session.store import Records, SessionRecord, SessionStore
+from deepacp.session.store import Records, SessionRecord, Store
 from deepacp.session.workspace import WorkspaceView, watched_skill_dirs
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class Workspace:
 class SessionManager:
     def __init__(
         self,
-        store: SessionStore,
+        store: Store,
         model_factory: ModelFactory,
         *,
         planning: bool = True,

@@ -1,5 +1,7 @@
 """Where sessions live: a small SQLite table of session records next to LangGraph's
 SQLite checkpoints, both under `$DEEPACP_HOME`. Survives editor and server restarts.
+With a database URL configured, `open_store` gives the PostgreSQL store instead
+(`postgres.py`), which several machines share.
 
 Several server processes (editor windows) may share one home. A session is open in at most
 one of them. Each process holds one advisory lock of its own (`locks/process-<token>.lock`,
@@ -12,19 +14,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import sqlite3
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from deepacp.config import EFFORTS
-from deepacp.errors import SessionInUse
+from deepacp.config import EFFORTS, database_url
+from deepacp.errors import ConfigError, SessionInUse
 from deepacp.private import private_database, private_dir, unusable_database
 from deepacp.session.modes import DEFAULT_MODE, MODE_IDS, Mode
+
+log = logging.getLogger(__name__)
 
 try:
     import fcntl
@@ -72,7 +78,7 @@ class SessionRecord:
     """What done looks like (`/goal`): checked by a grader before each turn ends."""
 
 
-_COLUMNS = tuple(f.name for f in fields(SessionRecord))
+COLUMNS = tuple(f.name for f in fields(SessionRecord))
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
@@ -83,7 +89,8 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} TEXT")
 
 
-def _record(row: tuple) -> SessionRecord:
+def record_from_row(row: Sequence[Any]) -> SessionRecord:
+    """A stored row (in `COLUMNS` order) as a record; values we cannot use read as defaults."""
     record = SessionRecord(*row)
     if record.mode not in MODE_IDS:  # written by a newer version, say: start safe
         record = replace(record, mode=DEFAULT_MODE)
@@ -104,6 +111,47 @@ class Records(Protocol):
     async def checkpointer(self) -> Any: ...
 
     def scratch_dir(self, thread_id: str) -> Path: ...
+
+
+class Store(Records, Protocol):
+    """Where a process's sessions are stored, listed and fenced: SQLite or PostgreSQL."""
+
+    def claim(self, session_id: str) -> None: ...
+
+    def release(self, session_id: str) -> None: ...
+
+    def create(
+        self,
+        cwd: str,
+        mode: Mode,
+        model: str | None,
+        effort: str | None = None,
+        goal: str | None = None,
+    ) -> SessionRecord: ...
+
+    def get(self, session_id: str) -> SessionRecord | None: ...
+
+    def list(self, cwd: str | None = None) -> list[SessionRecord]: ...
+
+    async def delete(self, record: SessionRecord) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def open_store(home: Path) -> Store:
+    """The store sessions live in: PostgreSQL when a database URL is configured, else
+    SQLite under `home`. Nothing connects yet (a database that is down is an error when a
+    session is made or listed); the Postgres driver is imported only when configured."""
+    try:
+        url = database_url(home)
+    except ConfigError as exc:  # session/new reports it, where the model is read
+        log.warning("sessions stay in SQLite under %s: %s", home, exc)
+        return SessionStore(home)
+    if url is None:
+        return SessionStore(home)
+    from deepacp.session.postgres import PostgresStore
+
+    return PostgresStore(home, url)
 
 
 class SessionStore:
@@ -241,10 +289,10 @@ class SessionStore:
         record = SessionRecord(
             session_id, cwd, session_id, None, mode, model, stamp, stamp, effort, goal
         )
-        placeholders = ", ".join("?" * len(_COLUMNS))
+        placeholders = ", ".join("?" * len(COLUMNS))
         self._db.execute(
-            f"INSERT INTO sessions ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
-            [getattr(record, c) for c in _COLUMNS],
+            f"INSERT INTO sessions ({', '.join(COLUMNS)}) VALUES ({placeholders})",
+            [getattr(record, c) for c in COLUMNS],
         )
         self._db.commit()
         return record
@@ -252,27 +300,27 @@ class SessionStore:
     def get(self, session_id: str) -> SessionRecord | None:
         try:
             row = self._db.execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM sessions WHERE id = ?", (session_id,)
+                f"SELECT {', '.join(COLUMNS)} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
         except UnicodeEncodeError:  # a lone surrogate: no session can have this id
             return None
-        return _record(row) if row else None
+        return record_from_row(row) if row else None
 
     def list(self, cwd: str | None = None) -> list[SessionRecord]:
-        query = f"SELECT {', '.join(_COLUMNS)} FROM sessions"
+        query = f"SELECT {', '.join(COLUMNS)} FROM sessions"
         params: tuple = ()
         if cwd is not None:
             query += " WHERE cwd = ?"
             params = (cwd,)
         rows = self._db.execute(query + " ORDER BY updated_at DESC", params).fetchall()
-        return [_record(row) for row in rows]
+        return [record_from_row(row) for row in rows]
 
     def update(self, record: SessionRecord, **changes: Any) -> SessionRecord:
         record = replace(record, **changes, updated_at=now())
-        assignments = ", ".join(f"{c} = ?" for c in _COLUMNS if c != "id")
+        assignments = ", ".join(f"{c} = ?" for c in COLUMNS if c != "id")
         self._db.execute(
             f"UPDATE sessions SET {assignments} WHERE id = ?",
-            [getattr(record, c) for c in _COLUMNS if c != "id"] + [record.id],
+            [getattr(record, c) for c in COLUMNS if c != "id"] + [record.id],
         )
         self._db.commit()
         return record
