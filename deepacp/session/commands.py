@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from deepacp.session.runtime import Session
 
 COMPACT, MEMORY, SKILLS, CLEAR, MODE, COST = "compact", "memory", "skills", "clear", "mode", "cost"
+UNDO, REWIND = "undo", "rewind"
+FORCE, KEEP = "--force", "--keep"
 
 BUILTIN = (
     Command(COMPACT, "Summarize the conversation now to free context"),
@@ -25,6 +27,12 @@ BUILTIN = (
     Command(CLEAR, "Start a fresh conversation in this session"),
     Command(MODE, f"Switch mode ({', '.join(MODE_IDS)})", hint="mode"),
     Command(COST, "Show the tokens this conversation used, by kind, and their cost"),
+    Command(UNDO, "Take back the last turn: its file changes and its messages"),
+    Command(
+        REWIND,
+        "List the prompts, or go back to before prompt N (files and conversation)",
+        hint="N [--force | --keep]",
+    ),
 )
 _COMMAND = re.compile(r"/([a-z0-9][a-z0-9-]*)(?:\s+(.*))?\Z", re.DOTALL)
 
@@ -103,6 +111,45 @@ async def _cost(session: Session, argument: str) -> str:
     return cost_report(await session.usage(), session.record.model or "", session.prices())
 
 
+async def _undo(session: Session, argument: str) -> str:
+    count = len(session.prompts())
+    if count == 0:
+        return "Nothing to undo yet."
+    return await _rewind(session, f"{count} {argument}")
+
+
+async def _rewind(session: Session, argument: str) -> str:
+    prompts = session.prompts()
+    words = argument.split()
+    if not words:
+        if not prompts:
+            return "No prompts to rewind to yet."
+        lines = [f"{n}. {p.prompt}" for n, p in enumerate(prompts, start=1)]
+        return "Prompts (/rewind N goes back to before prompt N):\n" + "\n".join(lines)
+    flags = {w for w in words if w.startswith("--")}
+    numbers = [w for w in words if not w.startswith("--")]
+    if flags - {FORCE, KEEP} or len(numbers) != 1 or not numbers[0].isdigit():
+        return "Usage: /rewind N [--force | --keep] (/rewind alone lists the prompts)."
+    number = int(numbers[0])
+    if not 1 <= number <= len(prompts):
+        return f"There is no prompt {number}; /rewind lists the {len(prompts)} there are."
+    done = await session.rewind(number, force=FORCE in flags, keep=KEEP in flags)
+    if done.conflicts and not (flags & {FORCE, KEEP}):
+        return (
+            "Not rewound: you changed these files after the agent did: "
+            f"{', '.join(done.conflicts)}. /rewind {number} --force restores them anyway; "
+            f"/rewind {number} --keep rewinds the rest and keeps your versions."
+        )
+    lines = [f"Rewound to before prompt {number}: {prompts[number - 1].prompt}"]
+    if done.restored:
+        lines.append(f"Restored: {', '.join(done.restored)}.")
+    if done.conflicts:
+        lines.append(f"Kept your versions of: {', '.join(done.conflicts)}.")
+    if done.failed:
+        lines.append(f"Could not restore: {', '.join(done.failed)}.")
+    return "\n".join(lines)
+
+
 HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     COMPACT: _compact,
     MEMORY: _memory,
@@ -110,5 +157,7 @@ HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     CLEAR: _clear,
     MODE: _mode,
     COST: _cost,
+    UNDO: _undo,
+    REWIND: _rewind,
 }
 """The built-in commands: each answers with the text the user sees."""

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, cast
 
 from deepacp.backends.filesystem import keep_write_journal
@@ -40,6 +41,8 @@ from deepacp.session.control import TurnCancelled
 from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
+from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
+from deepacp.session.snapshots import RestorePoint, RestorePoints, rewind_dir
 from deepacp.session.store import Records, SessionRecord
 from deepacp.session.workspace import WorkspaceView, session_backend
 
@@ -104,6 +107,9 @@ class Session:
         self._view = view
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
+        self.restore_points = RestorePoints(
+            rewind_dir(store.home, record.id), Path(record.cwd).resolve(), store.home
+        )
         self.backend = self._backend()
         for server in mcp_servers:  # credentials for a server are secrets from us too
             register_secrets(dict(server.env), dict(server.headers))
@@ -126,6 +132,7 @@ class Session:
             view=self._view,
             extra_roots=self._extra_roots,
             sandbox=self.sandbox,
+            recorded=lambda workspace: RecordingBackend(workspace, self.restore_points),
         )
 
     @property
@@ -265,8 +272,37 @@ class Session:
         old = self.record.thread_id
         self.record = self.store.update(self.record, thread_id=uuid.uuid4().hex)
         await (await self.store.checkpointer()).adelete_thread(old)
+        self.restore_points.truncate(0)  # their checkpoints went with the thread
         self.backend = self._backend()
         self._graph = None
+
+    def prompts(self) -> list[RestorePoint]:
+        """The prompts that can be rewound to, first to last."""
+        return list(self.restore_points.points)
+
+    async def rewind(self, number: int, *, force: bool = False, keep: bool = False) -> Restored:
+        """Go back to before prompt `number` (from 1): its files and later ones as they were
+        (created ones removed, deleted ones back) and the conversation as it was. Files the
+        user changed since the agent did are conflicts: nothing happens unless `force`
+        (restore them anyway) or `keep` (rewind the rest, keep the user's)."""
+        points = self.restore_points.points[number - 1 :]
+        found = await conflicts(self.backend, points)
+        if found and not (force or keep):
+            return Restored(conflicts=found)
+        done = await restore(
+            self.backend, self.restore_points, points, set() if force else set(found)
+        )
+        point = points[0]
+        if point.checkpoint_id is None or point.thread_id != self.record.thread_id:
+            await self.clear()
+        else:
+            graph = await self.graph()
+            at = {
+                "configurable": {"thread_id": point.thread_id, "checkpoint_id": point.checkpoint_id}
+            }
+            await graph.aupdate_state(at, None, as_node="__copy__")
+        self.restore_points.truncate(number - 1)
+        return done
 
     @property
     def running(self) -> bool:
@@ -321,6 +357,10 @@ class Session:
         turn = Turn(
             graph, self.config, self.backend, self.handler, resolver, self._window, self.prices()
         )
+        state = await graph.aget_state(self.config)
+        checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
+        prompt = title_from(content if isinstance(content, str) else text_of(content))
+        self.restore_points.begin(prompt, self.record.thread_id, checkpoint)
         if self.record.title is None:
             title = title_from(content if isinstance(content, str) else text_of(content))
             self.record = self.store.update(self.record, title=title or "Untitled")
@@ -330,6 +370,7 @@ class Session:
         finally:
             self.last_turn_usage = turn.usage
             self.record = self.store.update(self.record)
+            await asyncio.shield(finish_turn(self.backend, self.restore_points))
 
     async def close(self) -> None:
         task = self._task

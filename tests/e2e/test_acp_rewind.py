@@ -1,0 +1,157 @@
+"""Rewind over the wire: /undo and /rewind put files back byte for byte (edits, writes,
+deletes and a command's changes), report files the user changed since, and shorten the
+conversation that session/load replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp import schema as S
+
+BEFORE = {
+    "a.py": b"one = 1\r\ntwo = 2\r\n",
+    "b.txt": "caf\u00e9 au lait\n".encode(),
+    "gone.txt": b"delete me\n",
+    "data.bin": b"\x00\x01\xfe\xff binary",
+    ".gitignore": b"build/\n",
+}
+CHANGES = [
+    {
+        "tool_calls": [
+            {
+                "id": "e1",
+                "name": "edit_file",
+                "args": {"file_path": "a.py", "old_string": "one = 1", "new_string": "one = 11"},
+            },
+            {
+                "id": "e2",
+                "name": "edit_file",
+                "args": {"file_path": "b.txt", "old_string": "lait", "new_string": "sucre"},
+            },
+            {"id": "w", "name": "write_file", "args": {"file_path": "new.txt", "content": "n\n"}},
+            {"id": "d", "name": "delete", "args": {"file_path": "gone.txt"}},
+            {
+                "id": "x",
+                "name": "execute",
+                "args": {
+                    "command": "printf more >> data.bin && mkdir -p src build"
+                    " && echo made > src/made.txt && echo out > build/out.txt"
+                },
+            },
+        ]
+    },
+    {"content": "changed everything"},
+]
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "build" not in p.parts
+    }
+
+
+def last_text(agent, session: str) -> str:
+    chunks = agent.client.of(S.AgentMessageChunk, session)
+    return chunks[-1].content.text
+
+
+async def test_undo_puts_every_file_back_and_load_replays_the_shorter_history(
+    agent_factory, tmp_path
+) -> None:
+    home = tmp_path / "home"
+    turns = [{"content": "hello"}, *CHANGES]
+    async with agent_factory(turns, home=home) as agent:
+        for name, data in BEFORE.items():
+            (agent.workspace / name).write_bytes(data)
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "say hello")
+        await agent.prompt(session, "change everything")
+        changed = files_of(agent.workspace)
+        assert changed["a.py"] == b"one = 11\r\ntwo = 2\r\n"
+        assert "gone.txt" not in changed and changed["src/made.txt"] == b"made\n"
+        assert changed["data.bin"] == BEFORE["data.bin"] + b"more"
+
+        await agent.prompt(session, "/rewind")
+        assert last_text(agent, session).endswith("1. say hello\n2. change everything")
+        await agent.prompt(session, "/undo")
+        assert "Rewound to before prompt 2" in last_text(agent, session)
+        assert files_of(agent.workspace) == BEFORE  # created ones gone, deleted one back
+        assert (agent.workspace / "build" / "out.txt").exists()  # ignored: not ours to undo
+        await agent.prompt(session, "/rewind")
+        assert last_text(agent, session).endswith("1. say hello")
+
+    async with agent_factory([{"content": "again"}], home=home) as agent:
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
+        users = [u.content.text for u in agent.client.of(S.UserMessageChunk)]
+        assert users == ["say hello"]
+        assert agent.client.text() == "hello"
+        assert (await agent.prompt(session, "more")).stop_reason == "end_turn"
+        assert (home / "rewind" / session).is_dir()
+        assert await agent.raw_request("session/delete", {"sessionId": session}) == {}
+        assert not (home / "rewind" / session).exists()
+
+
+async def test_a_file_changed_since_is_reported_not_overwritten(agent_factory) -> None:
+    async with agent_factory(CHANGES) as agent:
+        for name, data in BEFORE.items():
+            (agent.workspace / name).write_bytes(data)
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "change everything")
+        mine = b"one = 'mine'\n"
+        (agent.workspace / "a.py").write_bytes(mine)
+
+        await agent.prompt(session, "/undo")
+        said = last_text(agent, session)
+        assert "Not rewound" in said and "a.py" in said and "--force" in said
+        assert (agent.workspace / "a.py").read_bytes() == mine
+        assert (agent.workspace / "new.txt").exists()  # nothing else was touched either
+
+        await agent.prompt(session, "/rewind 1 --keep")
+        assert "Kept your versions of: a.py" in last_text(agent, session)
+        assert (agent.workspace / "a.py").read_bytes() == mine
+        assert files_of(agent.workspace) == {**BEFORE, "a.py": mine}
+        await agent.prompt(session, "/undo")
+        assert last_text(agent, session) == "Nothing to undo yet."
+
+
+async def test_force_restores_a_conflicting_file(agent_factory) -> None:
+    async with agent_factory(CHANGES) as agent:
+        for name, data in BEFORE.items():
+            (agent.workspace / name).write_bytes(data)
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "change everything")
+        (agent.workspace / "b.txt").write_bytes(b"mine\n")
+        await agent.prompt(session, "/rewind 1 --force")
+        assert files_of(agent.workspace) == BEFORE
+
+
+async def test_files_come_back_through_the_editor(
+    agent_factory, editor_client, capabilities
+) -> None:
+    edit = [
+        {
+            "tool_calls": [
+                {
+                    "id": "e",
+                    "name": "edit_file",
+                    "args": {"file_path": "a.py", "old_string": "two", "new_string": "three"},
+                }
+            ]
+        },
+        {"content": "edited"},
+    ]
+    async with agent_factory(edit, client=editor_client, capabilities=capabilities()) as agent:
+        path = agent.workspace / "a.py"
+        path.write_text("one = 1\ntwo = 2\n")
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "edit")
+        assert editor_client.buffers[str(path)] == "one = 1\nthree = 2\n"
+        await agent.prompt(session, "/undo")
+        assert editor_client.writes[-1] == (str(path), "one = 1\ntwo = 2\n")  # the buffer too
+        assert editor_client.buffers[str(path)] == path.read_text() == "one = 1\ntwo = 2\n"
