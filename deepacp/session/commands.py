@@ -124,7 +124,7 @@ async def _rewind(session: Session, argument: str) -> str:
     if not words:
         if not prompts:
             return "No prompts to rewind to yet."
-        lines = [f"{n}. {p.prompt}" for n, p in enumerate(prompts, start=1)]
+        lines = [f"{n}. {p.prompt or '(no text)'}" for n, p in enumerate(prompts, start=1)]
         return "Prompts (/rewind N goes back to before prompt N):\n" + "\n".join(lines)
     flags = {w for w in words if w.startswith("--")}
     numbers = [w for w in words if not w.startswith("--")]
@@ -147,6 +147,8 @@ async def _rewind(session: Session, argument: str) -> str:
         lines.append(f"Kept your versions of: {', '.join(done.conflicts)}.")
     if done.failed:
         lines.append(f"Could not restore: {', '.join(done.failed)}.")
+    if done.lost:
+        lines.append(f"Not kept (too large), left as they are: {', '.join(done.lost)}.")
     return "\n".join(lines)
 
 

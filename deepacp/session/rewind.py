@@ -108,6 +108,8 @@ class Restored:
     conflicts: list[str] = field(default_factory=list)
     """Files changed since the agent last did: left as they are unless forced."""
     failed: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    """Files changed by a command whose earlier content was not kept: left as they are."""
 
 
 def plan(points: list[RestorePoint]) -> dict[str, tuple[str | None, str | None, bool]]:
@@ -137,7 +139,8 @@ async def restore(
 ) -> Restored:
     """Put each file `points` changed back as it was before the first of them, except those
     in `keep`: created files are removed, deleted ones come back."""
-    done = Restored(conflicts=sorted(keep))
+    lost = {path for point in points for path in point.lost}
+    done = Restored(conflicts=sorted(keep), lost=sorted(lost))
     for path, (target, _, _) in sorted(plan(points).items()):
         if path in keep:
             continue

@@ -23,8 +23,8 @@ from deepacp.private import private_dir
 MAX_SCAN_FILES = 50_000
 """A workspace scan looks at no more files than this (a home folder opened as a project)."""
 
-Stamp = tuple[int, int, int]
-"""What a scan compares: size, modification time (ns) and inode."""
+Stamp = tuple[int, int, int, int]
+"""What a scan compares: size, modification and change times (ns), inode."""
 
 
 @dataclass
@@ -39,6 +39,8 @@ class RestorePoint:
     """Per file the turn changed: the blob of its content before, None if it did not exist."""
     after: dict[str, str | None] = field(default_factory=dict)
     """Per such file: the blob of its content when the turn ended (None: gone)."""
+    lost: list[str] = field(default_factory=list)
+    """Files a command changed whose content before was not kept (too large to)."""
 
 
 def rewind_dir(home: Path, session_id: str) -> Path:
@@ -143,7 +145,7 @@ class RestorePoints:
             with contextlib.suppress(OSError):
                 info = (self.root / path).stat(follow_symlinks=False)
                 if stat.S_ISREG(info.st_mode):
-                    stamps[path] = (info.st_size, info.st_mtime_ns, info.st_ino)
+                    stamps[path] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
         return stamps
 
     def before_command(self) -> dict[str, Stamp]:
@@ -168,3 +170,7 @@ class RestorePoints:
                 self.note(path, None)
             elif known is not None and known[0] == before[path]:
                 self.note(path, known[1])
+            elif self.recording is not None and self.changing(path):
+                if path not in self.recording.lost:
+                    self.recording.lost.append(path)
+                self.save()

@@ -1,0 +1,84 @@
+"""Restore points: what the scans around a command keep, and blobs stored once per content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deepacp.backends.protocol import MAX_TEXT_BYTES
+from deepacp.session.snapshots import RestorePoints, digest
+
+
+def points_in(tmp_path: Path) -> tuple[RestorePoints, Path]:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    return RestorePoints(tmp_path / "home" / "rewind" / "s", root, tmp_path / "home"), root
+
+
+def test_a_command_s_creations_changes_and_deletions_are_kept_but_not_ignored_files(
+    tmp_path,
+) -> None:
+    points, root = points_in(tmp_path)
+    (root / ".gitignore").write_text("build/\n")
+    (root / "changed.txt").write_bytes(b"before\n")
+    (root / "deleted.txt").write_bytes(b"going\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.o").write_bytes(b"old")
+    points.begin("run it", "thread", None)
+    stamps = points.before_command()
+    (root / "changed.txt").write_bytes(b"after, and longer\n")
+    (root / "deleted.txt").unlink()
+    (root / "created.txt").write_bytes(b"new\n")
+    (root / "build" / "out.o").write_bytes(b"newer")
+    points.after_command(stamps)
+
+    before = points.points[0].before
+    assert set(before) == {"changed.txt", "deleted.txt", "created.txt"}
+    assert points.blob(before["changed.txt"] or "") == b"before\n"
+    assert points.blob(before["deleted.txt"] or "") == b"going\n"
+    assert before["created.txt"] is None
+    reloaded = RestorePoints(points.folder, root, tmp_path / "home")
+    assert reloaded.points[0].before == before  # kept on disk as the turn goes
+
+
+def test_the_first_content_of_a_turn_wins_and_too_large_files_are_reported_lost(
+    tmp_path,
+) -> None:
+    points, root = points_in(tmp_path)
+    (root / "twice.txt").write_bytes(b"first\n")
+    (root / "huge.bin").write_bytes(b"x" * (MAX_TEXT_BYTES + 1))
+    points.begin("run twice", "thread", None)
+    for content in (b"second\n", b"third\n"):
+        stamps = points.before_command()
+        (root / "twice.txt").write_bytes(content)
+        with (root / "huge.bin").open("ab") as handle:
+            handle.write(b"y")
+        points.after_command(stamps)
+    point = points.points[0]
+    assert points.blob(point.before["twice.txt"] or "") == b"first\n"
+    assert point.lost == ["huge.bin"] and "huge.bin" not in point.before
+
+
+def test_fifty_turns_rewriting_a_megabyte_file_store_each_content_once(tmp_path) -> None:
+    points, _ = points_in(tmp_path)
+    contents = [bytes([65 + n]) * 1_000_000 for n in range(5)]
+    for turn in range(50):
+        points.begin(f"turn {turn}", "thread", None)
+        points.note("big.txt", points.put(contents[turn % 5]))
+        points.finish({"big.txt": contents[(turn + 1) % 5]})
+    blobs = list((points.folder / "blobs").iterdir())
+    stored = sum(blob.stat().st_size for blob in blobs)
+    print(f"50 turns of a 1 MB file, 5 distinct contents: {stored} bytes in {len(blobs)} blobs")
+    assert sorted(b.name for b in blobs) == sorted(digest(c) for c in contents)
+    assert stored == 5_000_000
+
+
+def test_truncating_drops_the_later_points_and_their_blobs(tmp_path) -> None:
+    points, _ = points_in(tmp_path)
+    for turn in range(3):
+        points.begin(f"turn {turn}", "thread", f"cp{turn}")
+        points.note("f.txt", points.put(f"v{turn}".encode()))
+        points.finish({"f.txt": b"later"})
+    points.truncate(1)
+    assert [p.prompt for p in points.points] == ["turn 0"]
+    assert [b.name for b in (points.folder / "blobs").iterdir()] == [digest(b"v0")]
+    assert RestorePoints(points.folder, points.root, tmp_path / "home").points == points.points
