@@ -18,7 +18,7 @@ from pathlib import Path
 
 from deepacp.backends.protocol import MAX_TEXT_BYTES
 from deepacp.backends.pysearch import walk_files
-from deepacp.private import private_dir
+from deepacp.private import private_dir, private_file
 
 MAX_SCAN_FILES = 50_000
 """A workspace scan looks at no more files than this (a home folder opened as a project)."""
@@ -52,6 +52,13 @@ def discard(home: Path, session_id: str) -> None:
     shutil.rmtree(rewind_dir(home, session_id), ignore_errors=True)
 
 
+def _write_private(target: Path, data: bytes) -> None:
+    """Write `data` to `target` (0600) through a temporary file and a rename."""
+    tmp = private_file(target.with_name(f"{target.name}.tmp"))
+    tmp.write_bytes(data)
+    tmp.replace(target)
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -81,9 +88,8 @@ class RestorePoints:
 
     def save(self) -> None:
         private_dir(self.folder)
-        tmp = self.folder / "points.json.tmp"
-        tmp.write_text(json.dumps([asdict(p) for p in self.points]), encoding="utf-8")
-        tmp.replace(self._index())
+        data = json.dumps([asdict(p) for p in self.points]).encode("utf-8")
+        _write_private(self.folder / "points.json", data)
 
     def put(self, data: bytes) -> str:
         """Store `data` (once per distinct content); returns its blob name."""
@@ -91,9 +97,7 @@ class RestorePoints:
         blobs = private_dir(self.folder / "blobs")
         target = blobs / name
         if not target.exists():
-            tmp = blobs / f"{name}.tmp"
-            tmp.write_bytes(data)
-            tmp.replace(target)
+            _write_private(target, data)
         return name
 
     def blob(self, name: str) -> bytes:

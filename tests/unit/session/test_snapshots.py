@@ -70,6 +70,8 @@ def test_fifty_turns_rewriting_a_megabyte_file_store_each_content_once(tmp_path)
     print(f"50 turns of a 1 MB file, 5 distinct contents: {stored} bytes in {len(blobs)} blobs")
     assert sorted(b.name for b in blobs) == sorted(digest(c) for c in contents)
     assert stored == 5_000_000
+    for private in [*blobs, points.folder / "points.json"]:  # copies of the user's files
+        assert private.stat().st_mode & 0o777 == 0o600
 
 
 def test_truncating_drops_the_later_points_and_their_blobs(tmp_path) -> None:
