@@ -148,7 +148,9 @@ async def _rewind(session: Session, argument: str) -> str:
     if done.failed:
         lines.append(f"Could not restore: {', '.join(done.failed)}.")
     if done.lost:
-        lines.append(f"Not kept (too large), left as they are: {', '.join(done.lost)}.")
+        lines.append(
+            f"Not kept (too large, or holding a secret), left as they are: {', '.join(done.lost)}."
+        )
     return "\n".join(lines)
 
 

@@ -17,7 +17,13 @@ from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import decode_text
 from deepacp.backends.protocol import Backend, ExecuteResult, Shell, ShellCommand
-from deepacp.session.snapshots import RestorePoint, RestorePoints, digest
+from deepacp.session.snapshots import (
+    RestorePoint,
+    RestorePoints,
+    digest,
+    holds_secret,
+    known_secrets,
+)
 
 
 async def current(backend: Backend, path: str) -> bytes | None:
@@ -82,7 +88,12 @@ class RecordingBackend(DelegatingBackend[Backend]):
         relative = self.relative(path)
         if relative is not None and self.points.changing(relative):
             content = await current(self.inner, relative)
-            self.points.note(relative, None if content is None else self.points.put(content))
+            if content is None:
+                self.points.note(relative, None)
+            elif holds_secret(content, known_secrets()):
+                self.points.lose(relative)
+            else:
+                self.points.note(relative, self.points.put(content))
 
     async def write_text(self, path: str, content: str) -> None:
         await self._keep(path)
@@ -109,7 +120,7 @@ class Restored:
     """Files changed since the agent last did: left as they are unless forced."""
     failed: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
-    """Files changed by a command whose earlier content was not kept: left as they are."""
+    """Files whose earlier content was not kept (too large, or holding a secret): left."""
 
 
 def plan(points: list[RestorePoint]) -> dict[str, tuple[str | None, str | None, bool]]:

@@ -108,7 +108,7 @@ class Session:
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
         self.restore_points = RestorePoints(
-            rewind_dir(store.home, record.id), Path(record.cwd).resolve(), store.home
+            rewind_dir(store.home, record.id), Path(record.cwd).expanduser().resolve(), store.home
         )
         self.backend = self._backend()
         for server in mcp_servers:  # credentials for a server are secrets from us too
@@ -362,8 +362,7 @@ class Session:
         prompt = title_from(content if isinstance(content, str) else text_of(content))
         self.restore_points.begin(prompt, self.record.thread_id, checkpoint)
         if self.record.title is None:
-            title = title_from(content if isinstance(content, str) else text_of(content))
-            self.record = self.store.update(self.record, title=title or "Untitled")
+            self.record = self.store.update(self.record, title=prompt or "Untitled")
             await self.handler.emit(TitleChanged(self.record.title or ""))
         try:
             return await turn.run(content)

@@ -19,6 +19,7 @@ from pathlib import Path
 from deepacp.backends.protocol import MAX_TEXT_BYTES
 from deepacp.backends.pysearch import walk_files
 from deepacp.private import private_dir, private_file
+from deepacp.secrets import secret_values
 
 MAX_SCAN_FILES = 50_000
 """A workspace scan looks at no more files than this (a home folder opened as a project)."""
@@ -40,7 +41,7 @@ class RestorePoint:
     after: dict[str, str | None] = field(default_factory=dict)
     """Per such file: the blob of its content when the turn ended (None: gone)."""
     lost: list[str] = field(default_factory=list)
-    """Files a command changed whose content before was not kept (too large to)."""
+    """Files changed whose content before was not kept: too large, or holding a secret."""
 
 
 def rewind_dir(home: Path, session_id: str) -> Path:
@@ -57,6 +58,15 @@ def _write_private(target: Path, data: bytes) -> None:
     tmp = private_file(target.with_name(f"{target.name}.tmp"))
     tmp.write_bytes(data)
     tmp.replace(target)
+
+
+def known_secrets() -> list[bytes]:
+    return [s.encode("utf-8") for s in secret_values()]
+
+
+def holds_secret(data: bytes, secrets: list[bytes]) -> bool:
+    """Whether `data` holds one of `secrets`: such content is never copied into our home."""
+    return any(secret in data for secret in secrets)
 
 
 def digest(data: bytes) -> str:
@@ -112,6 +122,13 @@ class RestorePoints:
         """Whether the running turn has yet to keep `path`'s content from before it."""
         return self.recording is not None and path not in self.recording.before
 
+    def lose(self, path: str) -> None:
+        """`path`'s content before the running turn could not be kept."""
+        point = self.recording
+        if point is not None and self.changing(path) and path not in point.lost:
+            point.lost.append(path)
+            self.save()
+
     def note(self, path: str, blob: str | None) -> None:
         """Keep `blob` (None: no file) as `path`'s content before the running turn."""
         if self.recording is not None and self.changing(path):
@@ -154,13 +171,16 @@ class RestorePoints:
 
     def before_command(self) -> dict[str, Stamp]:
         """Scan before a command runs, storing the content of files not stored as they are."""
-        stamps = self.scan()
+        stamps, secrets = self.scan(), known_secrets()
         for path, stamp in stamps.items():
             known = self._known.get(path)
             if (known is not None and known[0] == stamp) or stamp[0] > MAX_TEXT_BYTES:
                 continue
+            self._known.pop(path, None)
             with contextlib.suppress(OSError):
-                self._known[path] = (stamp, self.put((self.root / path).read_bytes()))
+                data = (self.root / path).read_bytes()
+                if not holds_secret(data, secrets):
+                    self._known[path] = (stamp, self.put(data))
         return stamps
 
     def after_command(self, before: dict[str, Stamp]) -> None:
@@ -174,7 +194,5 @@ class RestorePoints:
                 self.note(path, None)
             elif known is not None and known[0] == before[path]:
                 self.note(path, known[1])
-            elif self.recording is not None and self.changing(path):
-                if path not in self.recording.lost:
-                    self.recording.lost.append(path)
-                self.save()
+            else:
+                self.lose(path)

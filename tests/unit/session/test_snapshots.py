@@ -58,6 +58,22 @@ def test_the_first_content_of_a_turn_wins_and_too_large_files_are_reported_lost(
     assert point.lost == ["huge.bin"] and "huge.bin" not in point.before
 
 
+def test_a_file_holding_a_secret_is_never_copied_and_is_reported_lost(
+    tmp_path, monkeypatch
+) -> None:
+    token = "ghp_canary0123456789abcdefghij"
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    points, root = points_in(tmp_path)
+    (root / "deploy.env").write_text(f"GITHUB_TOKEN={token}\n")
+    points.begin("rotate", "thread", None)
+    stamps = points.before_command()
+    (root / "deploy.env").write_text("GITHUB_TOKEN=new\n")
+    points.after_command(stamps)
+    assert points.points[0].lost == ["deploy.env"]
+    home = tmp_path / "home"
+    assert not any(token.encode() in p.read_bytes() for p in home.rglob("*") if p.is_file())
+
+
 def test_fifty_turns_rewriting_a_megabyte_file_store_each_content_once(tmp_path) -> None:
     points, _ = points_in(tmp_path)
     contents = [bytes([65 + n]) * 1_000_000 for n in range(5)]
