@@ -41,6 +41,10 @@ Effort = Literal["off", "low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = ("off", "low", "medium", "high")
 
 
+DEFAULT_REWIND_BUDGET = 256 * 2**20
+"""Bytes of file copies restore points may keep in all (`[rewind] budget_mb`)."""
+
+
 def deepacp_home() -> Path:
     """`$DEEPACP_HOME`, else `~/.deepacp`."""
     value = os.environ.get("DEEPACP_HOME")
@@ -90,6 +94,8 @@ class UserConfig:
     """Provider name -> the API base URL to use (`[providers.NAME] base_url`)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sandbox: SandboxPolicy | None = None
+    rewind_budget: int = DEFAULT_REWIND_BUDGET
+    """Bytes, from `[rewind] budget_mb`."""
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -157,6 +163,15 @@ def _retry(path: Path, table: Any) -> RetryPolicy:
     return RetryPolicy(**values)
 
 
+def _rewind_budget(path: Path, table: Any) -> int:
+    megabytes = (
+        table.get("budget_mb", DEFAULT_REWIND_BUDGET / 2**20) if isinstance(table, dict) else None
+    )
+    if isinstance(megabytes, bool) or not isinstance(megabytes, int | float) or megabytes < 0:
+        raise ConfigError(f"{path}: [rewind] budget_mb must be a number of megabytes, at least 0")
+    return int(megabytes * 2**20)
+
+
 def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
@@ -189,6 +204,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         retry=_retry(path, data.get("retry", {})),
         prices=_prices(data.get("prices", {}), path),
         sandbox=sandbox,
+        rewind_budget=_rewind_budget(path, data.get("rewind", {})),
     )
 
 

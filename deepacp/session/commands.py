@@ -149,7 +149,8 @@ async def _rewind(session: Session, argument: str) -> str:
         lines.append(f"Could not restore: {', '.join(done.failed)}.")
     if done.lost:
         lines.append(
-            f"Not kept (too large, or holding a secret), left as they are: {', '.join(done.lost)}."
+            "Not kept (too large, holding a secret, over the storage budget, or gone from git),"
+            f" left as they are: {', '.join(done.lost)}."
         )
     return "\n".join(lines)
 

@@ -17,13 +17,8 @@ from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import decode_text
 from deepacp.backends.protocol import Backend, ExecuteResult, Shell, ShellCommand
-from deepacp.session.snapshots import (
-    RestorePoint,
-    RestorePoints,
-    digest,
-    holds_secret,
-    known_secrets,
-)
+from deepacp.session.blobs import digest
+from deepacp.session.snapshots import MissingContent, RestorePoint, RestorePoints
 
 
 async def current(backend: Backend, path: str) -> bytes | None:
@@ -88,12 +83,11 @@ class RecordingBackend(DelegatingBackend[Backend]):
         relative = self.relative(path)
         if relative is not None and self.points.changing(relative):
             content = await current(self.inner, relative)
-            if content is None:
-                self.points.note(relative, None)
-            elif holds_secret(content, known_secrets()):
+            name = None if content is None else self.points.keep(relative, content)
+            if content is not None and name is None:
                 self.points.lose(relative)
             else:
-                self.points.note(relative, self.points.put(content))
+                self.points.note(relative, name)
 
     async def write_text(self, path: str, content: str) -> None:
         await self._keep(path)
@@ -120,7 +114,8 @@ class Restored:
     """Files changed since the agent last did: left as they are unless forced."""
     failed: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
-    """Files whose earlier content was not kept (too large, or holding a secret): left."""
+    """Files whose earlier content was not kept (too large, holding a secret, over the
+    budget) or is gone (a git object pruned since): left as they are."""
 
 
 def plan(points: list[RestorePoint]) -> dict[str, tuple[str | None, str | None, bool]]:
@@ -164,6 +159,8 @@ async def restore(
             else:
                 await _write(backend, path, store.blob(target))
             done.restored.append(path)
+        except MissingContent:
+            done.lost.append(path)
         except (BackendError, OSError):
             done.failed.append(path)
     return done

@@ -42,7 +42,7 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
 from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
-from deepacp.session.snapshots import RestorePoint, RestorePoints, rewind_dir
+from deepacp.session.snapshots import RestorePoint, RestorePoints
 from deepacp.session.store import Records, SessionRecord
 from deepacp.session.workspace import WorkspaceView, session_backend
 
@@ -108,7 +108,7 @@ class Session:
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
         self.restore_points = RestorePoints(
-            rewind_dir(store.home, record.id), Path(record.cwd).expanduser().resolve(), store.home
+            store.home, record.id, Path(record.cwd).expanduser().resolve()
         )
         self.backend = self._backend()
         for server in mcp_servers:  # credentials for a server are secrets from us too
@@ -376,4 +376,5 @@ class Session:
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        self.restore_points.release()
         await self.mcp.close()

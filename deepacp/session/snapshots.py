@@ -1,15 +1,15 @@
 """Restore points: for each user prompt, the conversation checkpoint before it and the
 content of every workspace file the turn changed, as it was before the first change.
 
-Contents are blobs named by their SHA-256 (a content is stored once however many turns
-keep it), under `$DEEPACP_HOME/rewind/<session id>/`, next to `points.json`; the folder
-goes with the session. Files are keyed by their path relative to the workspace root.
+A session's points are `$DEEPACP_HOME/rewind/sessions/<session id>/points.json`; the
+contents are blobs in the store all sessions share (`blobs.py`), except a tracked file
+git holds unchanged, kept as the id of its git object. Files are keyed by their path
+relative to the workspace root.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import shutil
 import stat
@@ -18,14 +18,20 @@ from pathlib import Path
 
 from deepacp.backends.protocol import MAX_TEXT_BYTES
 from deepacp.backends.pysearch import walk_files
-from deepacp.private import private_dir, private_file
+from deepacp.private import private_dir
 from deepacp.secrets import secret_values
+from deepacp.session.blobs import BlobStore, digest, sessions_dir, shared_blobs, write_private
+from deepacp.session.gitobjects import GitObjects
 
 MAX_SCAN_FILES = 50_000
 """A workspace scan looks at no more files than this (a home folder opened as a project)."""
 
 Stamp = tuple[int, int, int, int]
 """What a scan compares: size, modification and change times (ns), inode."""
+
+
+class MissingContent(Exception):
+    """A kept content is gone (a git object pruned, a blob deleted by hand)."""
 
 
 @dataclass
@@ -37,27 +43,21 @@ class RestorePoint:
     checkpoint_id: str | None
     """None: the thread had no checkpoint yet (the first prompt)."""
     before: dict[str, str | None] = field(default_factory=dict)
-    """Per file the turn changed: the blob of its content before, None if it did not exist."""
+    """Per file the turn changed: the SHA-256 of its content before, None if it did not
+    exist."""
     after: dict[str, str | None] = field(default_factory=dict)
-    """Per such file: the blob of its content when the turn ended (None: gone)."""
+    """Per such file: the SHA-256 of its content when the turn ended (None: gone)."""
     lost: list[str] = field(default_factory=list)
-    """Files changed whose content before was not kept: too large, or holding a secret."""
-
-
-def rewind_dir(home: Path, session_id: str) -> Path:
-    return home / "rewind" / session_id
+    """Files changed whose content before was not kept: too large, holding a secret, or
+    over the storage budget."""
+    git: dict[str, str] = field(default_factory=dict)
+    """Contents in `before` that git holds and the blob store does not: their object ids."""
 
 
 def discard(home: Path, session_id: str) -> None:
-    """Delete a session's restore points and their blobs."""
-    shutil.rmtree(rewind_dir(home, session_id), ignore_errors=True)
-
-
-def _write_private(target: Path, data: bytes) -> None:
-    """Write `data` to `target` (0600) through a temporary file and a rename."""
-    tmp = private_file(target.with_name(f"{target.name}.tmp"))
-    tmp.write_bytes(data)
-    tmp.replace(target)
+    """Delete a session's restore points, and the blobs no other session refers to."""
+    shutil.rmtree(sessions_dir(home) / session_id, ignore_errors=True)
+    shared_blobs(home).sweep(sessions_dir(home))
 
 
 def known_secrets() -> list[bytes]:
@@ -69,49 +69,65 @@ def holds_secret(data: bytes, secrets: list[bytes]) -> bool:
     return any(secret in data for secret in secrets)
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 class RestorePoints:
-    """A session's restore points, kept in `folder`; the last one is the running turn's."""
+    """A session's restore points; the last one is the running turn's."""
 
-    def __init__(self, folder: Path, root: Path, hidden: Path) -> None:
-        self.folder = folder
+    def __init__(
+        self, home: Path, session_id: str, root: Path, blobs: BlobStore | None = None
+    ) -> None:
+        self.home = home
+        """Also a folder not to scan even inside the workspace."""
+        self.folder = sessions_dir(home) / session_id
         self.root = root
-        self.hidden = hidden
-        """A folder not to scan even inside the workspace ($DEEPACP_HOME)."""
+        self.blobs = blobs or shared_blobs(home)
+        self.git = GitObjects(root)
         self.points: list[RestorePoint] = self._load()
         self.recording: RestorePoint | None = None
         self._known: dict[str, tuple[Stamp, str]] = {}
-        """Files whose content is stored: their stamp then, and their blob."""
+        """Files whose content is kept: their stamp then, and the content's SHA-256."""
+        self._in_git: dict[str, str] = {}
+        """Contents kept as git objects: their object ids."""
 
     def _index(self) -> Path:
         return self.folder / "points.json"
 
     def _load(self) -> list[RestorePoint]:
         try:
-            rows = json.loads(self._index().read_text(encoding="utf-8"))
-            return [RestorePoint(**row) for row in rows]
-        except (OSError, ValueError, TypeError):
+            data = json.loads(self._index().read_text(encoding="utf-8"))
+            return [RestorePoint(**row) for row in data["points"]]
+        except (OSError, ValueError, TypeError, KeyError):
             return []
+
+    def _held(self) -> list[str]:
+        """Blobs this process keeps for files not yet changed: a sweep must leave them."""
+        return sorted({name for _, name in self._known.values() if name not in self._in_git})
 
     def save(self) -> None:
         private_dir(self.folder)
-        data = json.dumps([asdict(p) for p in self.points]).encode("utf-8")
-        _write_private(self.folder / "points.json", data)
+        data = {"points": [asdict(p) for p in self.points], "held": self._held()}
+        write_private(self._index(), json.dumps(data).encode("utf-8"))
 
-    def put(self, data: bytes) -> str:
-        """Store `data` (once per distinct content); returns its blob name."""
+    def keep(self, path: str, data: bytes, secrets: list[bytes] | None = None) -> str | None:
+        """Keep `data` as a content of `path`: its SHA-256, or None when it was not kept
+        (it holds a secret, or would exceed the budget)."""
+        if holds_secret(data, known_secrets() if secrets is None else secrets):
+            return None
+        oid = self.git.clean(path, data)
+        if oid is None:
+            return self.blobs.put(data)
         name = digest(data)
-        blobs = private_dir(self.folder / "blobs")
-        target = blobs / name
-        if not target.exists():
-            _write_private(target, data)
+        self._in_git[name] = oid
         return name
 
     def blob(self, name: str) -> bytes:
-        return (self.folder / "blobs" / name).read_bytes()
+        """A kept content, or `MissingContent`."""
+        data = self.blobs.get(name)
+        if data is None:
+            oid = next((p.git[name] for p in self.points if name in p.git), None)
+            data = None if oid is None else self.git.read(oid)
+        if data is None or digest(data) != name:
+            raise MissingContent(name)
+        return data
 
     def begin(self, prompt: str, thread_id: str, checkpoint_id: str | None) -> None:
         self.recording = RestorePoint(prompt, thread_id, checkpoint_id)
@@ -133,6 +149,8 @@ class RestorePoints:
         """Keep `blob` (None: no file) as `path`'s content before the running turn."""
         if self.recording is not None and self.changing(path):
             self.recording.before[path] = blob
+            if blob in self._in_git:
+                self.recording.git[blob] = self._in_git[blob]
             self.save()
 
     def finish(self, now: dict[str, bytes | None]) -> None:
@@ -144,22 +162,24 @@ class RestorePoints:
         self.save()
 
     def truncate(self, count: int) -> None:
-        """Keep the first `count` points; blobs no point refers to any more are deleted."""
+        """Keep the first `count` points; blobs no session refers to any more are deleted."""
         self.points = self.points[:count]
-        self.save()
-        kept = {b for p in self.points for b in p.before.values() if b is not None}
-        with contextlib.suppress(OSError):
-            for blob in (self.folder / "blobs").iterdir():
-                if blob.name not in kept:
-                    blob.unlink(missing_ok=True)
         self._known = {}
+        self.save()
+        self.blobs.sweep(sessions_dir(self.home))
+
+    def release(self) -> None:
+        """The session closes: the blobs kept for files not yet changed are no longer held."""
+        if self._known:
+            self._known = {}
+            self.save()
 
     def scan(self) -> dict[str, Stamp]:
         """The workspace's files (honouring .gitignore) and their stamps."""
         stamps: dict[str, Stamp] = {}
         exclude: tuple[str, ...] = ()
         with contextlib.suppress(ValueError):
-            exclude = (self.hidden.resolve().relative_to(self.root).as_posix(),)
+            exclude = (self.home.resolve().relative_to(self.root).as_posix(),)
         for path in walk_files(self.root, exclude=exclude):
             if len(stamps) >= MAX_SCAN_FILES:
                 break
@@ -171,16 +191,18 @@ class RestorePoints:
 
     def before_command(self) -> dict[str, Stamp]:
         """Scan before a command runs, storing the content of files not stored as they are."""
-        stamps, secrets = self.scan(), known_secrets()
+        stamps, secrets, held = self.scan(), known_secrets(), self._held()
         for path, stamp in stamps.items():
             known = self._known.get(path)
             if (known is not None and known[0] == stamp) or stamp[0] > MAX_TEXT_BYTES:
                 continue
             self._known.pop(path, None)
             with contextlib.suppress(OSError):
-                data = (self.root / path).read_bytes()
-                if not holds_secret(data, secrets):
-                    self._known[path] = (stamp, self.put(data))
+                name = self.keep(path, (self.root / path).read_bytes(), secrets)
+                if name is not None:
+                    self._known[path] = (stamp, name)
+        if self._held() != held:
+            self.save()
         return stamps
 
     def after_command(self, before: dict[str, Stamp]) -> None:

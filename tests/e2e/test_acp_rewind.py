@@ -89,9 +89,9 @@ async def test_undo_puts_every_file_back_and_load_replays_the_shorter_history(
         assert users == ["say hello"]
         assert agent.client.text() == "hello"
         assert (await agent.prompt(session, "more")).stop_reason == "end_turn"
-        assert (home / "rewind" / session).is_dir()
+        assert (home / "rewind" / "sessions" / session).is_dir()
         assert await agent.raw_request("session/delete", {"sessionId": session}) == {}
-        assert not (home / "rewind" / session).exists()
+        assert not (home / "rewind" / "sessions" / session).exists()
 
 
 async def test_a_file_changed_since_is_reported_not_overwritten(agent_factory) -> None:

@@ -1,10 +1,11 @@
-"""config.toml: effort, provider base URLs and the retry policy, and clear errors."""
+"""config.toml: effort, provider base URLs, the retry policy and the rewind budget, and
+clear errors."""
 
 from __future__ import annotations
 
 import pytest
 
-from deepacp.config import RetryPolicy, load_config
+from deepacp.config import DEFAULT_REWIND_BUDGET, RetryPolicy, load_config
 from deepacp.errors import ConfigError
 from deepacp.models import base_url
 
@@ -26,6 +27,12 @@ def test_effort_base_urls_and_retry_are_read(isolated_home):
     assert config.retry == RetryPolicy(attempts=3, initial_delay=0.5, max_delay=60.0)
 
 
+def test_the_rewind_budget_has_a_default_and_is_read_in_megabytes(isolated_home):
+    assert load_config().rewind_budget == DEFAULT_REWIND_BUDGET == 256 * 2**20
+    (isolated_home / "config.toml").write_text("[rewind]\nbudget_mb = 1.5\n")
+    assert load_config().rewind_budget == 1_572_864
+
+
 def test_the_provider_variable_wins_over_the_config_base_url(isolated_home, monkeypatch):
     (isolated_home / "config.toml").write_text('[providers.openai]\nbase_url = "http://a/v1"\n')
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
@@ -41,6 +48,7 @@ def test_the_provider_variable_wins_over_the_config_base_url(isolated_home, monk
         ("[providers.anthropic]\nbase_url = 3", "base_url must be a string URL"),
         ("[retry]\nattempts = 0", "retry.attempts must be at least 1"),
         ('[retry]\ninitial_delay = "soon"', "retry.initial_delay must be a number"),
+        ("[rewind]\nbudget_mb = -1", "budget_mb must be a number of megabytes"),
     ],
 )
 def test_bad_values_are_one_line_errors(isolated_home, text, message):

@@ -14,7 +14,7 @@ async def three_turns(tmp_path: Path) -> tuple[RecordingBackend, RestorePoints, 
     root = tmp_path / "workspace"
     root.mkdir()
     (root / "f.txt").write_text("v0\n")
-    points = RestorePoints(tmp_path / "home" / "rewind" / "s", root, tmp_path / "home")
+    points = RestorePoints(tmp_path / "home", "s", root)
     backend = RecordingBackend(FilesystemBackend(root), points)
     for turn in (1, 2, 3):
         points.begin(f"turn {turn}", "thread", f"cp{turn}")

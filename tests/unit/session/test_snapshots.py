@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from deepacp.backends.protocol import MAX_TEXT_BYTES
-from deepacp.session.snapshots import RestorePoints, digest
+from deepacp.session.blobs import digest
+from deepacp.session.snapshots import RestorePoints
 
 
 def points_in(tmp_path: Path) -> tuple[RestorePoints, Path]:
     root = tmp_path / "workspace"
     root.mkdir()
-    return RestorePoints(tmp_path / "home" / "rewind" / "s", root, tmp_path / "home"), root
+    return RestorePoints(tmp_path / "home", "s", root), root
+
+
+def age(points: RestorePoints) -> None:
+    """Make every stored blob older than a sweep's grace."""
+    for blob in points.blobs.folder.iterdir():
+        os.utime(blob, (0, 0))
 
 
 def test_a_command_s_creations_changes_and_deletions_are_kept_but_not_ignored_files(
@@ -36,7 +44,7 @@ def test_a_command_s_creations_changes_and_deletions_are_kept_but_not_ignored_fi
     assert points.blob(before["changed.txt"] or "") == b"before\n"
     assert points.blob(before["deleted.txt"] or "") == b"going\n"
     assert before["created.txt"] is None
-    reloaded = RestorePoints(points.folder, root, tmp_path / "home")
+    reloaded = RestorePoints(tmp_path / "home", "s", root)
     assert reloaded.points[0].before == before  # kept on disk as the turn goes
 
 
@@ -79,9 +87,9 @@ def test_fifty_turns_rewriting_a_megabyte_file_store_each_content_once(tmp_path)
     contents = [bytes([65 + n]) * 1_000_000 for n in range(5)]
     for turn in range(50):
         points.begin(f"turn {turn}", "thread", None)
-        points.note("big.txt", points.put(contents[turn % 5]))
+        points.note("big.txt", points.keep("big.txt", contents[turn % 5]))
         points.finish({"big.txt": contents[(turn + 1) % 5]})
-    blobs = list((points.folder / "blobs").iterdir())
+    blobs = list(points.blobs.folder.iterdir())
     stored = sum(blob.stat().st_size for blob in blobs)
     print(f"50 turns of a 1 MB file, 5 distinct contents: {stored} bytes in {len(blobs)} blobs")
     assert sorted(b.name for b in blobs) == sorted(digest(c) for c in contents)
@@ -94,9 +102,10 @@ def test_truncating_drops_the_later_points_and_their_blobs(tmp_path) -> None:
     points, _ = points_in(tmp_path)
     for turn in range(3):
         points.begin(f"turn {turn}", "thread", f"cp{turn}")
-        points.note("f.txt", points.put(f"v{turn}".encode()))
+        points.note("f.txt", points.keep("f.txt", f"v{turn}".encode()))
         points.finish({"f.txt": b"later"})
+    age(points)
     points.truncate(1)
     assert [p.prompt for p in points.points] == ["turn 0"]
-    assert [b.name for b in (points.folder / "blobs").iterdir()] == [digest(b"v0")]
-    assert RestorePoints(points.folder, points.root, tmp_path / "home").points == points.points
+    assert [b.name for b in points.blobs.folder.iterdir()] == [digest(b"v0")]
+    assert RestorePoints(tmp_path / "home", "s", points.root).points == points.points
