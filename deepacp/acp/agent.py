@@ -307,7 +307,15 @@ class DeepacpAgent:
         mcp_servers: McpServers | None = None,
         **_: Any,
     ) -> S.ForkSessionResponse:
-        raise RequestError.method_not_found("session/fork")
+        """A new session with the conversation and restore points of `session_id` so far
+        (the same workspace: its restore points name files there)."""
+        source = self._session(self.manager.record(session_id, cwd).id)
+        if source.running:
+            raise SessionBusy("the session is running a turn; fork it when the turn ends")
+        forked = await source.fork()
+        session = self._open(forked, mcp_servers, additional_directories)
+        self._spawn(session.announce())
+        return S.ForkSessionResponse(session_id=forked.id, **self._state(session))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **_: Any

@@ -37,6 +37,7 @@ def agent_capabilities() -> dict[str, Any]:
             "resume": {},
             "close": {},
             "delete": {},
+            "fork": {},
             "additionalDirectories": {},
         },
         "auth": {"logout": {}},

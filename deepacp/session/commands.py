@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from deepacp.session.runtime import Session
 
 COMPACT, MEMORY, SKILLS, CLEAR, MODE, COST = "compact", "memory", "skills", "clear", "mode", "cost"
-UNDO, REWIND = "undo", "rewind"
+UNDO, REWIND, FORK = "undo", "rewind", "fork"
 FORCE, KEEP = "--force", "--keep"
 
 BUILTIN = (
@@ -33,6 +33,7 @@ BUILTIN = (
         "List the prompts, or go back to before prompt N (files and conversation)",
         hint="N [--force | --keep]",
     ),
+    Command(FORK, "Copy this session (conversation and restore points) into a new one"),
 )
 _COMMAND = re.compile(r"/([a-z0-9][a-z0-9-]*)(?:\s+(.*))?\Z", re.DOTALL)
 
@@ -141,6 +142,8 @@ async def _rewind(session: Session, argument: str) -> str:
             f"/rewind {number} --keep rewinds the rest and keeps your versions."
         )
     lines = [f"Rewound to before prompt {number}: {prompts[number - 1].prompt}"]
+    if done.fork is not None:
+        lines.append(f'The turns taken back are kept in the session "{done.fork.title}".')
     if done.restored:
         lines.append(f"Restored: {', '.join(done.restored)}.")
     if done.conflicts:
@@ -155,6 +158,14 @@ async def _rewind(session: Session, argument: str) -> str:
     return "\n".join(lines)
 
 
+async def _fork(session: Session, argument: str) -> str:
+    forked = await session.fork()
+    return (
+        f'Forked into "{forked.title}": it holds this conversation so far and goes its own '
+        "way from here; open it from the session list. This session carries on."
+    )
+
+
 HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     COMPACT: _compact,
     MEMORY: _memory,
@@ -164,5 +175,6 @@ HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     COST: _cost,
     UNDO: _undo,
     REWIND: _rewind,
+    FORK: _fork,
 }
 """The built-in commands: each answers with the text the user sees."""

@@ -19,6 +19,7 @@ from deepacp.backends.filesystem import decode_text
 from deepacp.backends.protocol import Backend, ExecuteResult, Shell, ShellCommand
 from deepacp.session.blobs import digest
 from deepacp.session.snapshots import MissingContent, RestorePoint, RestorePoints
+from deepacp.session.store import SessionRecord
 
 
 async def current(backend: Backend, path: str) -> bytes | None:
@@ -116,6 +117,8 @@ class Restored:
     lost: list[str] = field(default_factory=list)
     """Files whose earlier content was not kept (too large, holding a secret, over the
     budget) or is gone (a git object pruned since): left as they are."""
+    fork: SessionRecord | None = None
+    """The session that keeps the turns taken back."""
 
 
 def plan(points: list[RestorePoint]) -> dict[str, tuple[str | None, str | None, bool]]:

@@ -276,6 +276,14 @@ class Session:
         self.backend = self._backend()
         self._graph = None
 
+    async def fork(self) -> SessionRecord:
+        """A new session with this one's conversation and restore points so far, titled
+        "fork of …"; the two diverge from here."""
+        title = f"fork of {self.record.title or 'Untitled'}"
+        forked = await self.store.fork(self.record, title)
+        self.restore_points.copy_to(forked.id, {self.record.thread_id: forked.thread_id})
+        return forked
+
     def prompts(self) -> list[RestorePoint]:
         """The prompts that can be rewound to, first to last."""
         return list(self.restore_points.points)
@@ -284,14 +292,17 @@ class Session:
         """Go back to before prompt `number` (from 1): its files and later ones as they were
         (created ones removed, deleted ones back) and the conversation as it was. Files the
         user changed since the agent did are conflicts: nothing happens unless `force`
-        (restore them anyway) or `keep` (rewind the rest, keep the user's)."""
+        (restore them anyway) or `keep` (rewind the rest, keep the user's). The turns taken
+        back stay in a fork of the session."""
         points = self.restore_points.points[number - 1 :]
         found = await conflicts(self.backend, points)
         if found and not (force or keep):
             return Restored(conflicts=found)
+        kept = await self.fork()
         done = await restore(
             self.backend, self.restore_points, points, set() if force else set(found)
         )
+        done.fork = kept
         point = points[0]
         if point.checkpoint_id is None or point.thread_id != self.record.thread_id:
             await self.clear()

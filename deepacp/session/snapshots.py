@@ -168,6 +168,16 @@ class RestorePoints:
         self.save()
         self.blobs.sweep(sessions_dir(self.home))
 
+    def copy_to(self, session_id: str, threads: dict[str, str]) -> None:
+        """Give session `session_id` these restore points (the blobs are shared), naming
+        the checkpoints of each thread by its copy in `threads`."""
+        copy = RestorePoints(self.home, session_id, self.root, self.blobs)
+        copy.points = [
+            RestorePoint(**{**asdict(p), "thread_id": threads.get(p.thread_id, p.thread_id)})
+            for p in self.points
+        ]
+        copy.save()
+
     def release(self) -> None:
         """The session closes: the blobs kept for files not yet changed are no longer held."""
         if self._known:

@@ -100,6 +100,8 @@ class Records(Protocol):
 
     def scratch_dir(self, thread_id: str) -> Path: ...
 
+    async def fork(self, record: SessionRecord, title: str) -> SessionRecord: ...
+
 
 class SessionStore:
     """Session records and the checkpointer for their threads."""
@@ -264,6 +266,28 @@ class SessionStore:
         )
         self._db.commit()
         return record
+
+    async def fork(self, record: SessionRecord, title: str) -> SessionRecord:
+        """A new session holding a copy of `record`'s conversation as it is now (its
+        checkpoints and offloaded files): the two diverge from here and are deleted apart."""
+        forked = self.create(record.cwd, record.mode, record.model, record.effort)
+        forked = self.update(forked, title=title)
+        saver = await self.checkpointer()
+        async with saver.lock:
+            for table in ("checkpoints", "writes"):
+                async with saver.conn.execute(f"PRAGMA table_info({table})") as cursor:
+                    rest = [row[1] for row in await cursor.fetchall() if row[1] != "thread_id"]
+                names = ", ".join(rest)
+                await saver.conn.execute(
+                    f"INSERT INTO {table} (thread_id, {names}) "
+                    f"SELECT ?, {names} FROM {table} WHERE thread_id = ?",
+                    (forked.thread_id, record.thread_id),
+                )
+            await saver.conn.commit()
+        scratch = self.home / "scratch" / record.thread_id
+        if scratch.is_dir():
+            shutil.copytree(scratch, self.scratch_dir(forked.thread_id), dirs_exist_ok=True)
+        return forked
 
     async def delete(self, record: SessionRecord) -> None:
         self.claim(record.id)

@@ -155,3 +155,70 @@ async def test_files_come_back_through_the_editor(
         await agent.prompt(session, "/undo")
         assert editor_client.writes[-1] == (str(path), "one = 1\ntwo = 2\n")  # the buffer too
         assert editor_client.buffers[str(path)] == path.read_text() == "one = 1\ntwo = 2\n"
+
+
+def users(agent, session: str) -> list[str]:
+    return [u.content.text for u in agent.client.of(S.UserMessageChunk, session)]
+
+
+async def titles(agent) -> dict[str, str | None]:
+    return {s.session_id: s.title for s in (await agent.conn.list_sessions()).sessions}
+
+
+async def test_a_fork_lists_loads_the_shared_history_and_diverges(agent_factory, tmp_path) -> None:
+    home = tmp_path / "home"
+    turns = [{"content": "hello"}, {"content": "in the fork"}, {"content": "in the original"}]
+    async with agent_factory(turns, home=home) as agent:
+        assert agent.info.agent_capabilities.session_capabilities.fork is not None
+        original = await agent.new_session()
+        await agent.prompt(original, "say hello")
+        forked = await agent.conn.fork_session(
+            session_id=original, cwd=str(agent.workspace), mcp_servers=[]
+        )
+        fork = forked.session_id
+        assert fork != original and forked.modes is not None
+        assert (await titles(agent))[fork] == "fork of say hello"
+        await agent.prompt(fork, "go on in the fork")
+        await agent.prompt(original, "go on in the original")
+
+    async with agent_factory([], home=home) as agent:
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=fork, mcp_servers=[])
+        assert users(agent, fork) == ["say hello", "go on in the fork"]
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=original, mcp_servers=[])
+        assert users(agent, original) == ["say hello", "go on in the original"]
+        await agent.prompt(fork, "/rewind")  # the fork has its own restore points
+        assert last_text(agent, fork).endswith("1. say hello\n2. go on in the fork")
+
+        assert await agent.raw_request("session/delete", {"sessionId": original}) == {}
+        assert list(await titles(agent)) == [fork]
+        await agent.prompt(fork, "/undo")
+        assert "Rewound to before prompt 2" in last_text(agent, fork)
+
+
+async def test_fork_command_and_the_turns_a_rewind_takes_back_are_kept(
+    agent_factory, tmp_path
+) -> None:
+    home = tmp_path / "home"
+    turns = [{"content": "one"}, {"content": "two"}]
+    async with agent_factory(turns, home=home) as agent:
+        session = await agent.new_session()
+        await agent.prompt(session, "first")
+        await agent.prompt(session, "/fork")
+        assert 'Forked into "fork of first"' in last_text(agent, session)
+        await agent.prompt(session, "second")
+        await agent.prompt(session, "/undo")
+        said = last_text(agent, session)
+        assert 'The turns taken back are kept in the session "fork of first"' in said
+        listed = await titles(agent)
+        assert sorted(listed.values()) == ["first", "fork of first", "fork of first"]
+
+    async with agent_factory([], home=home) as agent:
+        replayed = []
+        for other in (s for s in listed if s != session):
+            await agent.conn.load_session(
+                cwd=str(agent.workspace), session_id=other, mcp_servers=[]
+            )
+            replayed.append(users(agent, other))
+        assert sorted(replayed) == [["first"], ["first", "second"]]
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
+        assert users(agent, session) == ["first"]
