@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from deepacp.backends.protocol import Backend
-from deepacp.events import Command
+from deepacp.events import Command, Question
 from deepacp.harness.skills import Skill, SkillIndex, discover_skills
 from deepacp.session.modes import MODE_IDS, parse_mode
 from deepacp.session.usage import cost_report
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
 COMPACT, MEMORY, SKILLS, CLEAR, MODE, COST = "compact", "memory", "skills", "clear", "mode", "cost"
 UNDO, REWIND, FORK = "undo", "rewind", "fork"
 FORCE, KEEP = "--force", "--keep"
+RESTORE_ANYWAY, KEEP_MINE, CANCEL = "Restore anyway", "Keep mine", "Cancel"
+CHOICES = 10
+"""`/rewind` offers the last this many prompts to pick from (it lists them all)."""
 
 BUILTIN = (
     Command(COMPACT, "Summarize the conversation now to free context"),
@@ -119,14 +123,29 @@ async def _undo(session: Session, argument: str) -> str:
     return await _rewind(session, f"{count} {argument}")
 
 
+async def _ask(session: Session, question: str, choices: list[str]) -> str | None:
+    """One of `choices` through the face's choice UI; None when not picked (or not asked)."""
+    answer = await session.handler.ask(
+        Question(f"{REWIND}-{uuid.uuid4().hex}", question, tuple(choices))
+    )
+    return answer if answer in choices else None
+
+
 async def _rewind(session: Session, argument: str) -> str:
     prompts = session.prompts()
     words = argument.split()
     if not words:
         if not prompts:
             return "No prompts to rewind to yet."
-        lines = [f"{n}. {p.prompt or '(no text)'}" for n, p in enumerate(prompts, start=1)]
-        return "Prompts (/rewind N goes back to before prompt N):\n" + "\n".join(lines)
+        labels = [f"{n}. {p.prompt or '(no text)'}" for n, p in enumerate(prompts, start=1)]
+        picked = await _ask(
+            session,
+            "Rewind to before which prompt? Its changes and later ones are undone.",
+            labels[-CHOICES:],
+        )
+        if picked is None:
+            return "Prompts (/rewind N goes back to before prompt N):\n" + "\n".join(labels)
+        return await _rewind_to(session, labels.index(picked) + 1, set())
     flags = {w for w in words if w.startswith("--")}
     numbers = [w for w in words if not w.startswith("--")]
     if flags - {FORCE, KEEP} or len(numbers) != 1 or not numbers[0].isdigit():
@@ -134,14 +153,29 @@ async def _rewind(session: Session, argument: str) -> str:
     number = int(numbers[0])
     if not 1 <= number <= len(prompts):
         return f"There is no prompt {number}; /rewind lists the {len(prompts)} there are."
+    return await _rewind_to(session, number, flags)
+
+
+async def _rewind_to(session: Session, number: int, flags: set[str]) -> str:
+    prompt = session.prompts()[number - 1].prompt
     done = await session.rewind(number, force=FORCE in flags, keep=KEEP in flags)
     if done.conflicts and not (flags & {FORCE, KEEP}):
-        return (
-            "Not rewound: you changed these files after the agent did: "
-            f"{', '.join(done.conflicts)}. /rewind {number} --force restores them anyway; "
-            f"/rewind {number} --keep rewinds the rest and keeps your versions."
+        files = ", ".join(done.conflicts)
+        answer = await _ask(
+            session,
+            f"You changed these files after the agent did: {files}. Rewind them too?",
+            [RESTORE_ANYWAY, KEEP_MINE, CANCEL],
         )
-    lines = [f"Rewound to before prompt {number}: {prompts[number - 1].prompt}"]
+        if answer not in (RESTORE_ANYWAY, KEEP_MINE):
+            return (
+                f"Not rewound: you changed these files after the agent did: {files}. "
+                f"/rewind {number} --force restores them anyway; "
+                f"/rewind {number} --keep rewinds the rest and keeps your versions."
+            )
+        done = await session.rewind(
+            number, force=answer == RESTORE_ANYWAY, keep=answer == KEEP_MINE
+        )
+    lines = [f"Rewound to before prompt {number}: {prompt}"]
     if done.fork is not None:
         lines.append(f'The turns taken back are kept in the session "{done.fork.title}".')
     if done.restored:

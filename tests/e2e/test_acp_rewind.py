@@ -222,3 +222,54 @@ async def test_fork_command_and_the_turns_a_rewind_takes_back_are_kept(
         assert sorted(replayed) == [["first"], ["first", "second"]]
         await agent.conn.load_session(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
         assert users(agent, session) == ["first"]
+
+
+async def test_rewind_alone_asks_which_prompt_and_a_conflict_asks_what_to_do(
+    agent_factory,
+) -> None:
+    async with agent_factory([{"content": "hello"}, *CHANGES]) as agent:
+        for name, data in BEFORE.items():
+            (agent.workspace / name).write_bytes(data)
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "say hello")
+        await agent.prompt(session, "change everything")
+        mine = b"one = 'mine'\n"
+        (agent.workspace / "a.py").write_bytes(mine)
+
+        agent.client.answers = ["choice-1", "choice-1"]  # prompt 2, then "Keep mine"
+        await agent.prompt(session, "/rewind")
+        which, conflict = agent.client.permission_requests[-2:]
+        assert [o.name for o in which.options] == ["1. say hello", "2. change everything"]
+        assert "a.py" in (conflict.tool_call.title or "")
+        assert [o.name for o in conflict.options] == ["Restore anyway", "Keep mine", "Cancel"]
+        said = last_text(agent, session)
+        assert "Rewound to before prompt 2" in said and "Kept your versions of: a.py" in said
+        assert files_of(agent.workspace) == {**BEFORE, "a.py": mine}
+
+        agent.client.answers = [None]  # dismissed: nothing happens, the prompts are listed
+        await agent.prompt(session, "/rewind")
+        assert last_text(agent, session).endswith("1. say hello")
+
+
+async def test_rewind_choices_go_through_elicitation_when_the_editor_offers_it(
+    agent_factory, editor_client, capabilities
+) -> None:
+    script = [{"content": "hello"}, *CHANGES]
+    async with agent_factory(
+        script, client=editor_client, capabilities=capabilities(elicitation=True)
+    ) as agent:
+        for name, data in BEFORE.items():
+            (agent.workspace / name).write_bytes(data)
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "say hello")
+        await agent.prompt(session, "change everything")
+        (agent.workspace / "b.txt").write_bytes(b"mine\n")
+        editor_client.buffers[str(agent.workspace / "b.txt")] = "mine\n"  # edited in the editor
+        editor_client.elicitation_answers = ["2. change everything", "Restore anyway"]
+        await agent.prompt(session, "/rewind")
+        assert len(editor_client.elicitations) == 2 and not editor_client.permission_requests
+        said = last_text(agent, session)
+        assert "Rewound to before prompt 2" in said and "b.txt" in said.split("Restored: ")[1]
+        assert editor_client.buffers[str(agent.workspace / "b.txt")] == BEFORE["b.txt"].decode()
