@@ -123,6 +123,8 @@ class Session:
         self._shown_commands: tuple[commands.Command, ...] | None = None
         self.last_turn_usage = TokenUsage()
         """What the last turn's model calls used, as the provider reported it."""
+        self.last_message_id: str | None = None
+        """The id of the last prompt's restore point (None: it was a command)."""
 
     def _backend(self) -> Backend:
         return session_backend(
@@ -288,6 +290,18 @@ class Session:
         """The prompts that can be rewound to, first to last."""
         return list(self.restore_points.points)
 
+    def prompt_number(self, message_id: str) -> int | None:
+        """The number (from 1) of the prompt with this id; None: no such prompt."""
+        ids = [p.message_id for p in self.restore_points.points]
+        return ids.index(message_id) + 1 if message_id in ids else None
+
+    async def stop(self) -> None:
+        """Cancel the running turn, if any, and wait until it has ended."""
+        task = self._task
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
     async def rewind(self, number: int, *, force: bool = False, keep: bool = False) -> Restored:
         """Go back to before prompt `number` (from 1): its files and later ones as they were
         (created ones removed, deleted ones back) and the conversation as it was. Files the
@@ -323,7 +337,7 @@ class Session:
         """Run one turn for the user's message (or a slash command); returns why it stopped."""
         if self.running:
             raise SessionBusy("a turn is already running in this session; cancel it first")
-        self.last_turn_usage = TokenUsage()
+        self.last_turn_usage, self.last_message_id = TokenUsage(), None
         # The task starts with no await before it, so a second prompt sees it running; it
         # covers the wait for the graph (and MCP start-up), so cancel works there too.
         self._task = task = asyncio.create_task(self._dispatch(content))
@@ -371,7 +385,7 @@ class Session:
         state = await graph.aget_state(self.config)
         checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
         prompt = title_from(content if isinstance(content, str) else text_of(content))
-        self.restore_points.begin(prompt, self.record.thread_id, checkpoint)
+        self.last_message_id = self.restore_points.begin(prompt, self.record.thread_id, checkpoint)
         if self.record.title is None:
             self.record = self.store.update(self.record, title=prompt or "Untitled")
             await self.handler.emit(TitleChanged(self.record.title or ""))
@@ -383,9 +397,6 @@ class Session:
             await asyncio.shield(finish_turn(self.backend, self.restore_points))
 
     async def close(self) -> None:
-        task = self._task
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await self.stop()
         self.restore_points.release()
         await self.mcp.close()

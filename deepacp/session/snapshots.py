@@ -13,6 +13,7 @@ import contextlib
 import json
 import shutil
 import stat
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,8 @@ class RestorePoint:
     over the storage budget."""
     git: dict[str, str] = field(default_factory=dict)
     """Contents in `before` that git holds and the blob store does not: their object ids."""
+    message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """The prompt's id in the protocol (`_session/rewind`, `_session/edit_prompt`)."""
 
 
 def discard(home: Path, session_id: str) -> None:
@@ -129,10 +132,12 @@ class RestorePoints:
             raise MissingContent(name)
         return data
 
-    def begin(self, prompt: str, thread_id: str, checkpoint_id: str | None) -> None:
+    def begin(self, prompt: str, thread_id: str, checkpoint_id: str | None) -> str:
+        """Start the running turn's restore point; returns its message id."""
         self.recording = RestorePoint(prompt, thread_id, checkpoint_id)
         self.points.append(self.recording)
         self.save()
+        return self.recording.message_id
 
     def changing(self, path: str) -> bool:
         """Whether the running turn has yet to keep `path`'s content from before it."""

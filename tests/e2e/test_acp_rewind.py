@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from acp import schema as S
+from acp.exceptions import RequestError
 
 BEFORE = {
     "a.py": b"one = 1\r\ntwo = 2\r\n",
@@ -273,3 +275,48 @@ async def test_rewind_choices_go_through_elicitation_when_the_editor_offers_it(
         said = last_text(agent, session)
         assert "Rewound to before prompt 2" in said and "b.txt" in said.split("Restored: ")[1]
         assert editor_client.buffers[str(agent.workspace / "b.txt")] == BEFORE["b.txt"].decode()
+
+
+async def test_edit_prompt_and_rewind_as_protocol_methods(
+    agent_factory, tmp_path, model_requests
+) -> None:
+    home = tmp_path / "home"
+    turns = [{"content": "hello"}, *CHANGES, {"content": "changed nothing"}]
+    async with agent_factory(turns, home=home) as agent:
+        meta = agent.info.agent_capabilities.field_meta
+        assert meta["deepacp"]["session"]["rewind"] == {"edit_prompt": True}
+        for name, data in BEFORE.items():
+            (agent.workspace / name).write_bytes(data)
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        first = (await agent.prompt(session, "say hello")).field_meta["deepacp"]["messageId"]
+        second = (await agent.prompt(session, "change everything")).field_meta["deepacp"]
+        (agent.workspace / "a.py").write_bytes(b"mine\n")
+
+        edit = {"sessionId": session, "messageId": second["messageId"]}
+        edit["content"] = [{"type": "text", "text": "change nothing"}]
+        with pytest.raises(RequestError) as refused:
+            await agent.raw_request("_session/edit_prompt", edit)
+        assert refused.value.data == {"reason": "conflicts", "files": ["a.py"]}
+        assert (agent.workspace / "new.txt").exists()  # nothing was done
+        done = await agent.raw_request("_session/edit_prompt", {**edit, "onConflict": "restore"})
+        assert done["stopReason"] == "end_turn"
+        assert done["messageId"] not in (first, second["messageId"])
+        assert "a.py" in done["_meta"]["deepacp"]["restored"]
+        assert files_of(agent.workspace) == BEFORE
+        sent = [m["content"] for m in model_requests()[-1]["messages"] if m["type"] == "human"]
+        assert sent == ["say hello", "change nothing"]
+
+        with pytest.raises(RequestError) as unknown:
+            await agent.raw_request(
+                "_session/rewind", {"sessionId": session, "toMessageId": second["messageId"]}
+            )
+        assert unknown.value.code == -32002 and unknown.value.data["reason"] == "unknown_message_id"
+        rewound = await agent.raw_request(
+            "_session/rewind", {"sessionId": session, "toMessageId": first}
+        )
+        assert rewound["lastMessageId"] == first
+
+    async with agent_factory([], home=home) as agent:
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
+        assert users(agent, session) == ["say hello"]
