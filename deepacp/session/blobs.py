@@ -1,8 +1,8 @@
 """The blob store every session's restore points share: `$DEEPACP_HOME/rewind/blobs/`,
 one file per distinct content, named by its SHA-256, within a byte budget.
 
-A blob stays while a session refers to it (`points.json` of any session under
-`rewind/sessions/`); `sweep` deletes the others once they are older than `GRACE_SECONDS`
+A blob stays while a session refers to it (`points.json` or `held.json` of any session
+under `rewind/sessions/`); `sweep` deletes the others once they are older than `GRACE_SECONDS`
 (a blob just stored may not be referred to yet). The budget is checked against the
 store's size as this process last counted it.
 """
@@ -23,6 +23,8 @@ from deepacp.errors import ConfigError
 from deepacp.private import private_dir, private_file
 
 GRACE_SECONDS = 600.0
+HELD = "held.json"
+"""In a session's folder: the blobs a process keeps for files not yet changed."""
 
 
 def digest(data: bytes) -> str:
@@ -40,15 +42,16 @@ def sessions_dir(home: Path) -> Path:
     return home / "rewind" / "sessions"
 
 
-def referenced(index: Path) -> set[str]:
-    """The blobs one session's `points.json` refers to (empty when unreadable)."""
-    try:
-        data = json.loads(index.read_text(encoding="utf-8"))
-        rows = data.get("points", [])
-        names = {b for row in rows for b in row.get("before", {}).values() if b}
-        return names | set(data.get("held", []))
-    except (OSError, ValueError, AttributeError, TypeError):
-        return set()
+def referenced(folder: Path) -> set[str]:
+    """The blobs one session's folder refers to: in its restore points, and held for files
+    not yet changed (`HELD`); what cannot be read refers to nothing."""
+    names: set[str] = set()
+    with contextlib.suppress(OSError, ValueError, AttributeError, TypeError, KeyError):
+        rows = json.loads((folder / "points.json").read_text(encoding="utf-8"))["points"]
+        names |= {b for row in rows for b in row.get("before", {}).values() if b}
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        names |= set(json.loads((folder / HELD).read_text(encoding="utf-8")))
+    return names
 
 
 class BlobStore:
@@ -101,8 +104,9 @@ class BlobStore:
     def sweep(self, sessions: Path) -> int:
         """Delete the blobs no session under `sessions` refers to; the bytes freed."""
         keep: set[str] = set()
-        for index in sessions.glob("*/points.json"):
-            keep |= referenced(index)
+        with contextlib.suppress(OSError):
+            for folder in sessions.iterdir():
+                keep |= referenced(folder)
         freed, now = 0, time.time()
         for entry, size in list(self._sizes()):
             with contextlib.suppress(OSError):

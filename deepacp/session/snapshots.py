@@ -21,7 +21,14 @@ from deepacp.backends.protocol import MAX_TEXT_BYTES
 from deepacp.backends.pysearch import walk_files
 from deepacp.private import private_dir
 from deepacp.secrets import secret_values
-from deepacp.session.blobs import BlobStore, digest, sessions_dir, shared_blobs, write_private
+from deepacp.session.blobs import (
+    HELD,
+    BlobStore,
+    digest,
+    sessions_dir,
+    shared_blobs,
+    write_private,
+)
 from deepacp.session.gitobjects import GitObjects
 
 MAX_SCAN_FILES = 50_000
@@ -107,8 +114,13 @@ class RestorePoints:
 
     def save(self) -> None:
         private_dir(self.folder)
-        data = {"points": [asdict(p) for p in self.points], "held": self._held()}
+        data = {"points": [asdict(p) for p in self.points]}
         write_private(self._index(), json.dumps(data).encode("utf-8"))
+
+    def _save_held(self) -> None:
+        """Kept apart from the points: it can name every file of a large workspace."""
+        private_dir(self.folder)
+        write_private(self.folder / HELD, json.dumps(self._held()).encode("utf-8"))
 
     def keep(self, path: str, data: bytes, secrets: list[bytes] | None = None) -> str | None:
         """Keep `data` as a content of `path`: its SHA-256, or None when it was not kept
@@ -171,6 +183,7 @@ class RestorePoints:
         self.points = self.points[:count]
         self._known = {}
         self.save()
+        self._save_held()
         self.blobs.sweep(sessions_dir(self.home))
 
     def copy_to(self, session_id: str, threads: dict[str, str]) -> None:
@@ -187,7 +200,7 @@ class RestorePoints:
         """The session closes: the blobs kept for files not yet changed are no longer held."""
         if self._known:
             self._known = {}
-            self.save()
+            self._save_held()
 
     def scan(self) -> dict[str, Stamp]:
         """The workspace's files (honouring .gitignore) and their stamps."""
@@ -217,7 +230,7 @@ class RestorePoints:
                 if name is not None:
                     self._known[path] = (stamp, name)
         if self._held() != held:
-            self.save()
+            self._save_held()
         return stamps
 
     def after_command(self, before: dict[str, Stamp]) -> None:

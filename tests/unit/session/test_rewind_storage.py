@@ -137,3 +137,20 @@ def test_a_planted_fsmonitor_does_not_run_when_the_workspace_is_scanned(tmp_path
     command_changes(points, root, {"f.txt": b"changed\n"})
     assert points.points[0].git  # git was asked
     assert not planted.exists()
+
+
+def test_blobs_held_for_unchanged_files_survive_a_sweep_until_the_session_closes(
+    tmp_path,
+) -> None:
+    home, root = tmp_path / "home", workspace(tmp_path)
+    (root / "f.txt").write_bytes(b"not changed yet\n")
+    points = RestorePoints(home, "s", root)
+    points.begin("run", "thread", None)
+    points.before_command()  # the baseline: kept, not yet referred to by a point
+    for blob in points.blobs.folder.iterdir():
+        os.utime(blob, (0, 0))
+    points.blobs.sweep(home / "rewind" / "sessions")
+    assert points.blobs.has(digest(b"not changed yet\n"))
+    points.release()
+    points.blobs.sweep(home / "rewind" / "sessions")
+    assert not points.blobs.has(digest(b"not changed yet\n"))
