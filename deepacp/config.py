@@ -48,6 +48,10 @@ DATABASE_ENV = "DEEPACP_DATABASE_URL"
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
 
 
+DEFAULT_REWIND_BUDGET = 256 * 2**20
+"""Bytes of file copies restore points may keep in all (`[rewind] budget_mb`)."""
+
+
 def deepacp_home() -> Path:
     """`$DEEPACP_HOME`, else `~/.deepacp`."""
     value = os.environ.get("DEEPACP_HOME")
@@ -105,6 +109,8 @@ class UserConfig:
     """`[goal] rounds`: gradings per turn at most."""
     database: str | None = None
     """A PostgreSQL URL: sessions live there, shared by every machine that names it."""
+    rewind_budget: int = DEFAULT_REWIND_BUDGET
+    """Bytes, from `[rewind] budget_mb`."""
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -187,6 +193,15 @@ def parse_database(value: object, where: str) -> str:
     return value
 
 
+def _rewind_budget(path: Path, table: Any) -> int:
+    megabytes = (
+        table.get("budget_mb", DEFAULT_REWIND_BUDGET / 2**20) if isinstance(table, dict) else None
+    )
+    if isinstance(megabytes, bool) or not isinstance(megabytes, int | float) or megabytes < 0:
+        raise ConfigError(f"{path}: [rewind] budget_mb must be a number of megabytes, at least 0")
+    return int(megabytes * 2**20)
+
+
 def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
@@ -222,6 +237,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         sandbox=sandbox,
         goal_rounds=_goal_rounds(path, data.get("goal", {})),
         database=None if database is None else parse_database(database, f"{path}: 'database'"),
+        rewind_budget=_rewind_budget(path, data.get("rewind", {})),
     )
 
 

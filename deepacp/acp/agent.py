@@ -16,8 +16,14 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 from acp.interfaces import Client
 
-from deepacp.acp import updates
-from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
+from deepacp.acp import rewind, updates
+from deepacp.acp.capabilities import (
+    AUTH_METHOD,
+    EDIT_PROMPT_METHOD,
+    REWIND_METHOD,
+    SETUP_METHOD,
+    initialize_result,
+)
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
 from deepacp.backends.sandbox import (
@@ -307,7 +313,15 @@ class DeepacpAgent:
         mcp_servers: McpServers | None = None,
         **_: Any,
     ) -> S.ForkSessionResponse:
-        raise RequestError.method_not_found("session/fork")
+        """A new session with the conversation and restore points of `session_id` so far
+        (the same workspace: its restore points name files there)."""
+        source = self._session(self.manager.record(session_id, cwd).id)
+        if source.running:
+            raise SessionBusy("the session is running a turn; fork it when the turn ends")
+        forked = await source.fork()
+        session = self._open(forked, mcp_servers, additional_directories)
+        self._spawn(session.announce())
+        return S.ForkSessionResponse(session_id=forked.id, **self._state(session))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **_: Any
@@ -369,7 +383,8 @@ class DeepacpAgent:
         session = self._session(session_id)
         stop = await session.prompt(updates.prompt_content(prompt, session.record.cwd))
         return S.PromptResponse(
-            stop_reason=stop, field_meta=updates.turn_meta(session.last_turn_usage)
+            stop_reason=stop,
+            field_meta=updates.turn_meta(session.last_turn_usage, session.last_message_id),
         )
 
     async def cancel(self, session_id: str, **_: Any) -> None:
@@ -377,7 +392,47 @@ class DeepacpAgent:
             await session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == REWIND_METHOD:
+            return await self._rewind(rewind.parse(rewind.RewindRequest, params))
+        if method == EDIT_PROMPT_METHOD:
+            return await self._edit_prompt(rewind.parse(rewind.EditPromptRequest, params))
         raise RequestError.method_not_found(f"_{method}")
+
+    async def _rewound(
+        self, session_id: str, message_id: str, keep_turn: bool, on_conflict: str
+    ) -> tuple[Session, dict[str, Any]]:
+        """Go back to before prompt `message_id` (after its turn, when `keep_turn`),
+        cancelling a running turn first; the session and the result's `_meta`."""
+        session = self._session(session_id)
+        number = session.prompt_number(message_id)
+        if number is None:
+            raise rewind.unknown_message(message_id, session_id)
+        await session.stop()
+        if keep_turn and number == len(session.prompts()):
+            return session, {}  # nothing after it to take back
+        force, keep = on_conflict == "restore", on_conflict == "keep"
+        done = await session.rewind(number + 1 if keep_turn else number, force=force, keep=keep)
+        if done.conflicts and not (force or keep):
+            raise rewind.conflicts_error(done.conflicts)
+        return session, rewind.files_meta(done)
+
+    async def _rewind(self, request: rewind.RewindRequest) -> dict[str, Any]:
+        _, meta = await self._rewound(
+            request.session_id, request.to_message_id, True, request.on_conflict
+        )
+        return {"lastMessageId": request.to_message_id, "_meta": meta}
+
+    async def _edit_prompt(self, request: rewind.EditPromptRequest) -> dict[str, Any]:
+        session, meta = await self._rewound(
+            request.session_id, request.message_id, False, request.on_conflict
+        )
+        stop = await session.prompt(updates.prompt_content(request.content, session.record.cwd))
+        turn = updates.turn_meta(session.last_turn_usage, session.last_message_id) or {}
+        return {
+            "stopReason": stop,
+            "messageId": session.last_message_id,
+            "_meta": {"deepacp": {**meta.get("deepacp", {}), **turn.get("deepacp", {})}},
+        }
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.debug("ignored the extension notification _%s", method)

@@ -26,6 +26,11 @@ def mcp_available() -> bool:
     return importlib.util.find_spec("langchain_mcp_adapters") is not None
 
 
+REWIND_METHOD, EDIT_PROMPT_METHOD = "session/rewind", "session/edit_prompt"
+"""Extension methods (sent as `_session/rewind`, `_session/edit_prompt`) shaped like the
+ACP draft RFD "Session Rewind", advertised in `_meta` as the RFD's `session.rewind`."""
+
+
 def agent_capabilities() -> dict[str, Any]:
     remote_mcp = mcp_available()
     return {
@@ -37,9 +42,11 @@ def agent_capabilities() -> dict[str, Any]:
             "resume": {},
             "close": {},
             "delete": {},
+            "fork": {},
             "additionalDirectories": {},
         },
         "auth": {"logout": {}},
+        "_meta": {"deepacp": {"session": {"rewind": {"edit_prompt": True}}}},
     }
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from deepacp.backends.protocol import Backend
-from deepacp.events import Command
+from deepacp.events import Command, Question
 from deepacp.harness.skills import Skill, SkillIndex, discover_skills
 from deepacp.session.modes import MODE_IDS, parse_mode
 from deepacp.session.usage import cost_report
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
 COMPACT, MEMORY, SKILLS, CLEAR, MODE, COST = "compact", "memory", "skills", "clear", "mode", "cost"
 GOAL = "goal"
 GOAL_CHARS = 4_000
+UNDO, REWIND, FORK = "undo", "rewind", "fork"
+FORCE, KEEP = "--force", "--keep"
+RESTORE_ANYWAY, KEEP_MINE, CANCEL = "Restore anyway", "Keep mine", "Cancel"
+CHOICES = 10
+"""`/rewind` offers the last this many prompts to pick from (it lists them all)."""
 
 BUILTIN = (
     Command(COMPACT, "Summarize the conversation now to free context"),
@@ -33,6 +39,13 @@ BUILTIN = (
         "(/goal alone shows it, /goal clear removes it)",
         hint="what done looks like",
     ),
+    Command(UNDO, "Take back the last turn: its file changes and its messages"),
+    Command(
+        REWIND,
+        "List the prompts, or go back to before prompt N (files and conversation)",
+        hint="N [--force | --keep]",
+    ),
+    Command(FORK, "Copy this session (conversation and restore points) into a new one"),
 )
 _COMMAND = re.compile(r"/([a-z0-9][a-z0-9-]*)(?:\s+(.*))?\Z", re.DOTALL)
 
@@ -131,6 +144,90 @@ async def _goal(session: Session, argument: str) -> str:
     )
 
 
+async def _undo(session: Session, argument: str) -> str:
+    count = len(session.prompts())
+    if count == 0:
+        return "Nothing to undo yet."
+    return await _rewind(session, f"{count} {argument}")
+
+
+async def _ask(session: Session, question: str, choices: list[str]) -> str | None:
+    """One of `choices` through the face's choice UI; None when not picked (or not asked)."""
+    answer = await session.handler.ask(
+        Question(f"{REWIND}-{uuid.uuid4().hex}", question, tuple(choices))
+    )
+    return answer if answer in choices else None
+
+
+async def _rewind(session: Session, argument: str) -> str:
+    prompts = session.prompts()
+    words = argument.split()
+    if not words:
+        if not prompts:
+            return "No prompts to rewind to yet."
+        labels = [f"{n}. {p.prompt or '(no text)'}" for n, p in enumerate(prompts, start=1)]
+        picked = await _ask(
+            session,
+            "Rewind to before which prompt? Its changes and later ones are undone.",
+            labels[-CHOICES:],
+        )
+        if picked is None:
+            return "Prompts (/rewind N goes back to before prompt N):\n" + "\n".join(labels)
+        return await _rewind_to(session, labels.index(picked) + 1, set())
+    flags = {w for w in words if w.startswith("--")}
+    numbers = [w for w in words if not w.startswith("--")]
+    if flags - {FORCE, KEEP} or len(numbers) != 1 or not numbers[0].isdigit():
+        return "Usage: /rewind N [--force | --keep] (/rewind alone lists the prompts)."
+    number = int(numbers[0])
+    if not 1 <= number <= len(prompts):
+        return f"There is no prompt {number}; /rewind lists the {len(prompts)} there are."
+    return await _rewind_to(session, number, flags)
+
+
+async def _rewind_to(session: Session, number: int, flags: set[str]) -> str:
+    prompt = session.prompts()[number - 1].prompt
+    done = await session.rewind(number, force=FORCE in flags, keep=KEEP in flags)
+    if done.conflicts and not (flags & {FORCE, KEEP}):
+        files = ", ".join(done.conflicts)
+        answer = await _ask(
+            session,
+            f"You changed these files after the agent did: {files}. Rewind them too?",
+            [RESTORE_ANYWAY, KEEP_MINE, CANCEL],
+        )
+        if answer not in (RESTORE_ANYWAY, KEEP_MINE):
+            return (
+                f"Not rewound: you changed these files after the agent did: {files}. "
+                f"/rewind {number} --force restores them anyway; "
+                f"/rewind {number} --keep rewinds the rest and keeps your versions."
+            )
+        done = await session.rewind(
+            number, force=answer == RESTORE_ANYWAY, keep=answer == KEEP_MINE
+        )
+    lines = [f"Rewound to before prompt {number}: {prompt}"]
+    if done.fork is not None:
+        lines.append(f'The turns taken back are kept in the session "{done.fork.title}".')
+    if done.restored:
+        lines.append(f"Restored: {', '.join(done.restored)}.")
+    if done.conflicts:
+        lines.append(f"Kept your versions of: {', '.join(done.conflicts)}.")
+    if done.failed:
+        lines.append(f"Could not restore: {', '.join(done.failed)}.")
+    if done.lost:
+        lines.append(
+            "Not kept (too large, holding a secret, over the storage budget, or gone from git),"
+            f" left as they are: {', '.join(done.lost)}."
+        )
+    return "\n".join(lines)
+
+
+async def _fork(session: Session, argument: str) -> str:
+    forked = await session.fork()
+    return (
+        f'Forked into "{forked.title}": it holds this conversation so far and goes its own '
+        "way from here; open it from the session list. This session carries on."
+    )
+
+
 HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     COMPACT: _compact,
     MEMORY: _memory,
@@ -139,5 +236,8 @@ HANDLERS: dict[str, Callable[[Session, str], Awaitable[str]]] = {
     MODE: _mode,
     COST: _cost,
     GOAL: _goal,
+    UNDO: _undo,
+    REWIND: _rewind,
+    FORK: _fork,
 }
 """The built-in commands: each answers with the text the user sees."""

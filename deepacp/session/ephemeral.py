@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from deepacp.errors import DeepacpError
 from deepacp.private import private_dir
 from deepacp.session.modes import Mode
 from deepacp.session.store import SessionRecord, now
@@ -45,6 +46,9 @@ class EphemeralRecords:
         path = private_dir(self.home / "scratch" / thread_id)
         self._scratch.append(path)
         return path
+
+    async def fork(self, record: SessionRecord, title: str) -> SessionRecord:
+        raise DeepacpError("this session is not kept (an inline edit), so it cannot be forked")
 
     def discard(self) -> None:
         for path in self._scratch:

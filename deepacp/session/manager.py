@@ -19,6 +19,7 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
 from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
+from deepacp.session.snapshots import discard
 from deepacp.session.store import Records, SessionRecord, Store
 from deepacp.session.workspace import WorkspaceView, watched_skill_dirs
 
@@ -107,6 +108,7 @@ class SessionManager:
         finally:
             await session.close()
             records.discard()
+            discard(self.store.home, session.id)
 
     def _session(
         self, record: SessionRecord, records: Records, workspace: Workspace, handler: SessionHandler
@@ -155,6 +157,7 @@ class SessionManager:
             return
         await self.close(session_id)
         await self.store.delete(record)
+        discard(self.store.home, session_id)
 
     async def shutdown(self) -> None:
         for session_id in list(self.sessions):

@@ -28,7 +28,7 @@ from deepacp.private import private_dir
 from deepacp.secrets import redact, register_secrets
 from deepacp.session import migrations
 from deepacp.session.modes import Mode
-from deepacp.session.store import COLUMNS, SessionRecord, now, record_from_row
+from deepacp.session.store import COLUMNS, SessionRecord, copy_scratch, now, record_from_row
 
 try:
     import psycopg
@@ -49,6 +49,12 @@ _TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS taken"
 _UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
 _SETUP = (SAVER_SETUP_LOCK,)
 _SELECT = f"SELECT {', '.join(COLUMNS)} FROM deepacp_sessions"
+CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+"""langgraph-checkpoint-postgres's tables, each keyed by `thread_id`."""
+_OTHER_COLUMNS = (
+    "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+    "AND table_name = %s AND column_name <> 'thread_id' ORDER BY ordinal_position"
+)
 
 
 def shown_url(url: str) -> str:
@@ -273,6 +279,25 @@ class PostgresStore:
                 [getattr(record, c) for c in columns] + [record.id],
             )
         return record
+
+    async def fork(self, record: SessionRecord, title: str) -> SessionRecord:
+        """A new session holding a copy of `record`'s conversation as it is now (its
+        checkpoint rows, copied in one transaction, and this machine's offloaded files)."""
+        await self.checkpointer()  # the saver's tables exist
+        forked = self.create(record.cwd, record.mode, record.model, record.effort, record.goal)
+        forked = self.update(forked, title=title)
+        db = self._db
+        with self._errors(), db.transaction():
+            for table in CHECKPOINT_TABLES:
+                rows = db.execute(_OTHER_COLUMNS, (table,)).fetchall()
+                names = ", ".join(f'"{name}"' for (name,) in rows)
+                db.execute(
+                    f"INSERT INTO {table} (thread_id, {names}) "
+                    f"SELECT %s, {names} FROM {table} WHERE thread_id = %s",
+                    (forked.thread_id, record.thread_id),
+                )
+        copy_scratch(self, record, forked)
+        return forked
 
     async def delete(self, record: SessionRecord) -> None:
         self.claim(record.id)

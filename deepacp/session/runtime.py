@@ -48,6 +48,8 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.hooks import SessionHooks
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
+from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
+from deepacp.session.snapshots import RestorePoint, RestorePoints
 from deepacp.session.store import Records, SessionRecord
 from deepacp.session.workspace import WorkspaceView, session_backend
 
@@ -112,6 +114,9 @@ class Session:
         self._view = view
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
+        self.restore_points = RestorePoints(
+            store.home, record.id, Path(record.cwd).expanduser().resolve()
+        )
         self.backend = self._backend()
         hidden, roots = (store.home,), tuple(Path(r) for r in self._extra_roots)
         self.hooks = SessionHooks(
@@ -137,6 +142,8 @@ class Session:
         self._shown_commands: tuple[commands.Command, ...] | None = None
         self.last_turn_usage = TokenUsage()
         """What the last turn's model calls used, as the provider reported it."""
+        self.last_message_id: str | None = None
+        """The id of the last prompt's restore point (None: it was a command)."""
 
     def _backend(self) -> Backend:
         return session_backend(
@@ -146,6 +153,7 @@ class Session:
             view=self._view,
             extra_roots=self._extra_roots,
             sandbox=self.sandbox,
+            recorded=lambda workspace: RecordingBackend(workspace, self.restore_points),
         )
 
     @property
@@ -314,8 +322,60 @@ class Session:
         old = self.record.thread_id
         self.record = self.store.update(self.record, thread_id=uuid.uuid4().hex)
         await (await self.store.checkpointer()).adelete_thread(old)
+        self.restore_points.truncate(0)  # their checkpoints went with the thread
         self.backend = self._backend()
         self._graph = None
+
+    async def fork(self) -> SessionRecord:
+        """A new session with this one's conversation and restore points so far, titled
+        "fork of …"; the two diverge from here."""
+        title = f"fork of {self.record.title or 'Untitled'}"
+        forked = await self.store.fork(self.record, title)
+        self.restore_points.copy_to(forked.id, {self.record.thread_id: forked.thread_id})
+        return forked
+
+    def prompts(self) -> list[RestorePoint]:
+        """The prompts that can be rewound to, first to last."""
+        return list(self.restore_points.points)
+
+    def prompt_number(self, message_id: str) -> int | None:
+        """The number (from 1) of the prompt with this id; None: no such prompt."""
+        ids = [p.message_id for p in self.restore_points.points]
+        return ids.index(message_id) + 1 if message_id in ids else None
+
+    async def stop(self) -> None:
+        """Cancel the running turn, if any, and wait until it has ended."""
+        task = self._task
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def rewind(self, number: int, *, force: bool = False, keep: bool = False) -> Restored:
+        """Go back to before prompt `number` (from 1): its files and later ones as they were
+        (created ones removed, deleted ones back) and the conversation as it was. Files the
+        user changed since the agent did are conflicts: nothing happens unless `force`
+        (restore them anyway) or `keep` (rewind the rest, keep the user's). The turns taken
+        back stay in a fork of the session."""
+        points = self.restore_points.points[number - 1 :]
+        found = await conflicts(self.backend, points)
+        if found and not (force or keep):
+            return Restored(conflicts=found)
+        kept = await self.fork()
+        done = await restore(
+            self.backend, self.restore_points, points, set() if force else set(found)
+        )
+        done.fork = kept
+        point = points[0]
+        if point.checkpoint_id is None or point.thread_id != self.record.thread_id:
+            await self.clear()
+        else:
+            graph = await self.graph()
+            at = {
+                "configurable": {"thread_id": point.thread_id, "checkpoint_id": point.checkpoint_id}
+            }
+            await graph.aupdate_state(at, None, as_node="__copy__")
+        self.restore_points.truncate(number - 1)
+        return done
 
     @property
     def running(self) -> bool:
@@ -325,7 +385,7 @@ class Session:
         """Run one turn for the user's message (or a slash command); returns why it stopped."""
         if self.running:
             raise SessionBusy("a turn is already running in this session; cancel it first")
-        self.last_turn_usage = TokenUsage()
+        self.last_turn_usage, self.last_message_id = TokenUsage(), None
         # The task starts with no await before it, so a second prompt sees it running; it
         # covers the wait for the graph (and MCP start-up), so cancel works there too.
         self._task = task = asyncio.create_task(self._dispatch(content))
@@ -382,20 +442,22 @@ class Session:
             self.prices(),
             self.hooks.stopping,
         )
+        state = await graph.aget_state(self.config)
+        checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
+        prompt = title_from(content if isinstance(content, str) else text_of(content))
+        self.last_message_id = self.restore_points.begin(prompt, self.record.thread_id, checkpoint)
         if self.record.title is None:
-            title = title_from(content if isinstance(content, str) else text_of(content))
-            self.record = self.store.update(self.record, title=title or "Untitled")
+            self.record = self.store.update(self.record, title=prompt or "Untitled")
             await self.handler.emit(TitleChanged(self.record.title or ""))
         try:
             return await turn.run(content)
         finally:
             self.last_turn_usage = turn.usage
             self.record = self.store.update(self.record)
+            await asyncio.shield(finish_turn(self.backend, self.restore_points))
 
     async def close(self) -> None:
-        task = self._task
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await self.stop()
+        self.restore_points.release()
         await self.mcp.close()
         await self.hooks.close()

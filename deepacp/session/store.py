@@ -112,6 +112,8 @@ class Records(Protocol):
 
     def scratch_dir(self, thread_id: str) -> Path: ...
 
+    async def fork(self, record: SessionRecord, title: str) -> SessionRecord: ...
+
 
 class Store(Records, Protocol):
     """Where a process's sessions are stored, listed and fenced: SQLite or PostgreSQL."""
@@ -136,6 +138,13 @@ class Store(Records, Protocol):
     async def delete(self, record: SessionRecord) -> None: ...
 
     async def close(self) -> None: ...
+
+
+def copy_scratch(store: Records, record: SessionRecord, forked: SessionRecord) -> None:
+    """Copy `record`'s offloaded files (this machine's) to the session forked from it."""
+    scratch = store.home / "scratch" / record.thread_id
+    if scratch.is_dir():
+        shutil.copytree(scratch, store.scratch_dir(forked.thread_id), dirs_exist_ok=True)
 
 
 def open_store(home: Path) -> Store:
@@ -324,6 +333,26 @@ class SessionStore:
         )
         self._db.commit()
         return record
+
+    async def fork(self, record: SessionRecord, title: str) -> SessionRecord:
+        """A new session holding a copy of `record`'s conversation as it is now (its
+        checkpoints and offloaded files): the two diverge from here and are deleted apart."""
+        forked = self.create(record.cwd, record.mode, record.model, record.effort, record.goal)
+        forked = self.update(forked, title=title)
+        saver = await self.checkpointer()
+        async with saver.lock:
+            for table in ("checkpoints", "writes"):
+                async with saver.conn.execute(f"PRAGMA table_info({table})") as cursor:
+                    rest = [row[1] for row in await cursor.fetchall() if row[1] != "thread_id"]
+                names = ", ".join(rest)
+                await saver.conn.execute(
+                    f"INSERT INTO {table} (thread_id, {names}) "
+                    f"SELECT ?, {names} FROM {table} WHERE thread_id = ?",
+                    (forked.thread_id, record.thread_id),
+                )
+            await saver.conn.commit()
+        copy_scratch(self, record, forked)
+        return forked
 
     async def delete(self, record: SessionRecord) -> None:
         self.claim(record.id)

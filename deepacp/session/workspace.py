@@ -55,13 +55,14 @@ def session_backend(
     view: WorkspaceView | None = None,
     extra_roots: Sequence[str] = (),
     sandbox: SandboxSetting | None = None,
+    recorded: Callable[[Backend], Backend] | None = None,
 ) -> Backend:
     """The workspace with a shell — seen through `view` (the editor's files and terminal,
     or an overlay) — plus: extra roots (reached by their absolute paths), the session's
     scratch space under $DEEPACP_HOME (offloaded text never lands in the project), the
     user's memory and skills (`/user/`), and the bundled skills, read-only. Commands run
     in `sandbox`, where the extra roots are writable like the workspace and $DEEPACP_HOME
-    is out of sight."""
+    is out of sight. `recorded` wraps the workspace (not the rest) to record its changes."""
 
     def seen(backend: FilesystemBackend) -> Backend:
         return view(backend) if view is not None else backend
@@ -78,7 +79,8 @@ def session_backend(
     # $DEEPACP_HOME is reachable only through /user/, even inside the workspace (cwd ~).
     extra = [Path(root) for root in extra_roots]
     workspace = LocalShellBackend(cwd, hidden=(home,), sandbox=sandbox, extra_roots=extra)
-    return CompositeBackend(seen(workspace), routes)
+    default = seen(workspace)
+    return CompositeBackend(recorded(default) if recorded else default, routes)
 
 
 def watched_skill_dirs(cwd: str, home: Path) -> list[Path]:

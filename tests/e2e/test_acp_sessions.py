@@ -98,7 +98,7 @@ async def test_resume_close_delete_and_errors(agent_factory, tmp_path) -> None:
             await agent.raw_request(
                 "session/fork", {"sessionId": session, "cwd": str(agent.workspace)}
             )
-        assert info.value.code == -32601  # not implemented, so not faked
+        assert info.value.code == -32002  # a deleted session cannot be forked
         assert await agent.raw_request("logout", {}) == {}  # nothing stored: nothing to forget
 
 

@@ -1,11 +1,11 @@
-"""config.toml: effort, provider base URLs, the retry policy and goal rounds, and clear
-errors."""
+"""config.toml: effort, provider base URLs, the retry policy, goal rounds and the rewind
+budget, and clear errors."""
 
 from __future__ import annotations
 
 import pytest
 
-from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy, load_config
+from deepacp.config import DEFAULT_GOAL_ROUNDS, DEFAULT_REWIND_BUDGET, RetryPolicy, load_config
 from deepacp.errors import ConfigError
 from deepacp.models import base_url
 
@@ -33,6 +33,12 @@ def test_effort_base_urls_and_retry_are_read(isolated_home):
     assert config.retry == RetryPolicy(attempts=3, initial_delay=0.5, max_delay=60.0)
 
 
+def test_the_rewind_budget_has_a_default_and_is_read_in_megabytes(isolated_home):
+    assert load_config().rewind_budget == DEFAULT_REWIND_BUDGET == 256 * 2**20
+    (isolated_home / "config.toml").write_text("[rewind]\nbudget_mb = 1.5\n")
+    assert load_config().rewind_budget == 1_572_864
+
+
 def test_the_provider_variable_wins_over_the_config_base_url(isolated_home, monkeypatch):
     (isolated_home / "config.toml").write_text('[providers.openai]\nbase_url = "http://a/v1"\n')
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
@@ -51,6 +57,7 @@ def test_the_provider_variable_wins_over_the_config_base_url(isolated_home, monk
         ("[goal]\nrounds = 0", "goal.rounds must be a whole number of at least 1"),
         ("[goal]\nrounds = 2.5", "goal.rounds must be a whole number of at least 1"),
         ("goal = 3", "goal.rounds must be a whole number of at least 1"),
+        ("[rewind]\nbudget_mb = -1", "budget_mb must be a number of megabytes"),
     ],
 )
 def test_bad_values_are_one_line_errors(isolated_home, text, message):

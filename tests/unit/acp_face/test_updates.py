@@ -86,6 +86,7 @@ def test_proposed_changes_on_pending_cards_and_permission_requests() -> None:
 
 def test_turn_usage_goes_in_meta() -> None:
     assert turn_meta(TokenUsage()) is None
+    assert turn_meta(TokenUsage(), "m1") == {"deepacp": {"messageId": "m1"}}
     meta = turn_meta(
         TokenUsage(input=30, cache_read=20, cache_write=5, output=4, reasoning=1, calls=2)
     )

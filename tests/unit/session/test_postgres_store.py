@@ -156,6 +156,34 @@ async def test_deleting_a_session_removes_it_everywhere(
         await second.close()
 
 
+async def test_a_fork_copies_the_conversation_and_outlives_its_source(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    monkeypatch.setenv("DEEPACP_DATABASE_URL", postgres_url)
+    first, second = open_store(tmp_path / "a"), open_store(tmp_path / "b")
+    try:
+        record = first.create("/work/repo", "ask", None, goal="tests pass")
+        saver = await first.checkpointer()
+        where = {"configurable": {"thread_id": record.thread_id, "checkpoint_ns": ""}}
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"topic": "the bug"}
+        await saver.aput(where, checkpoint, {"step": 1}, {})
+        forked = await first.fork(record, "fork of Fix the bug")
+        assert (forked.title, forked.goal) == ("fork of Fix the bug", "tests pass")
+        await first.delete(record)
+        other = await second.checkpointer()  # another machine reads the fork
+        copy = {"configurable": {"thread_id": forked.thread_id, "checkpoint_ns": ""}}
+        found = await other.aget_tuple(copy)
+        assert found is not None and found.checkpoint["id"] == checkpoint["id"]
+        assert await other.aget_tuple(where) is None
+        assert [r.id for r in second.list("/work/repo")] == [forked.id]
+    finally:
+        await first.close()
+        await second.close()
+
+
 @pytest.mark.parametrize(
     ("url", "says"),
     [

@@ -1,0 +1,188 @@
+"""Rewind: record what each turn changes in the workspace (`RecordingBackend`), and put
+the files back as they were before a prompt (`restore`).
+
+A file's content is what the agent sees of it: the editor's buffer when the editor offers
+reads, else the disk. Files are written back through the backend (so through the editor
+when it offers writes) unless they are not text, which go to disk as bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deepacp.backends.base import DelegatingBackend
+from deepacp.backends.errors import BackendError, NotFoundError
+from deepacp.backends.filesystem import decode_text
+from deepacp.backends.protocol import Backend, ExecuteResult, Shell, ShellCommand
+from deepacp.session.blobs import digest
+from deepacp.session.snapshots import MissingContent, RestorePoint, RestorePoints
+from deepacp.session.store import SessionRecord
+
+
+async def current(backend: Backend, path: str) -> bytes | None:
+    """The content of workspace file `path` as the agent sees it; None: no such file."""
+    try:
+        return (await backend.read_text(path)).encode("utf-8")
+    except NotFoundError:
+        return None
+    except BackendError:  # not text, or too large: its bytes on disk
+        disk = backend.disk_path(path)
+        try:
+            return disk.read_bytes() if disk is not None else None
+        except FileNotFoundError:
+            return None
+
+
+class ScanningShell:
+    """A shell whose commands are bracketed by workspace scans, so that what they create,
+    change or delete is kept in the running turn's restore point."""
+
+    def __init__(self, inner: Shell, points: RestorePoints) -> None:
+        self.inner = inner
+        self.points = points
+
+    async def execute(self, run: ShellCommand) -> ExecuteResult:
+        if self.points.recording is None:
+            return await self.inner.execute(run)
+        before = await asyncio.to_thread(self.points.before_command)
+        try:
+            return await self.inner.execute(run)
+        finally:
+            await asyncio.shield(asyncio.to_thread(self.points.after_command, before))
+
+
+class RecordingBackend(DelegatingBackend[Backend]):
+    """The session's backend, keeping each workspace file's content before a turn's first
+    write or delete of it (edits write, so they count too), and scanning around commands."""
+
+    def __init__(self, inner: Backend, points: RestorePoints) -> None:
+        super().__init__(inner)
+        self.points = points
+
+    @property
+    def shell(self) -> Shell | None:
+        inner = self.inner.shell
+        return None if inner is None else ScanningShell(inner, self.points)
+
+    def relative(self, path: str) -> str | None:
+        """`path` relative to the workspace root, or None when it lives elsewhere."""
+        try:
+            disk = self.inner.disk_path(path)
+        except BackendError:
+            return None
+        if disk is None:
+            return None
+        try:
+            return disk.relative_to(self.points.root).as_posix()
+        except ValueError:
+            return None
+
+    async def _keep(self, path: str) -> None:
+        relative = self.relative(path)
+        if relative is not None and self.points.changing(relative):
+            content = await current(self.inner, relative)
+            name = None if content is None else self.points.keep(relative, content)
+            if content is not None and name is None:
+                self.points.lose(relative)
+            else:
+                self.points.note(relative, name)
+
+    async def write_text(self, path: str, content: str) -> None:
+        await self._keep(path)
+        await self.inner.write_text(path, content)
+
+    async def delete(self, path: str) -> None:
+        await self._keep(path)
+        await self.inner.delete(path)
+
+
+async def finish_turn(backend: Backend, points: RestorePoints) -> None:
+    """The turn ended: note what its files hold now."""
+    point = points.recording
+    if point is not None:
+        points.finish({path: await current(backend, path) for path in point.before})
+
+
+@dataclass
+class Restored:
+    """What a rewind did (or would have done) to the files."""
+
+    restored: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    """Files changed since the agent last did: left as they are unless forced."""
+    failed: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    """Files whose earlier content was not kept (too large, holding a secret, over the
+    budget) or is gone (a git object pruned since): left as they are."""
+    fork: SessionRecord | None = None
+    """The session that keeps the turns taken back."""
+
+
+def plan(points: list[RestorePoint]) -> dict[str, tuple[str | None, str | None, bool]]:
+    """Per file the rewound `points` changed: (blob before the first, blob the agent left
+    after the last, whether that last is known)."""
+    files: dict[str, tuple[str | None, str | None, bool]] = {}
+    for point in points:
+        for path, blob in point.before.items():
+            first = files[path][0] if path in files else blob
+            files[path] = (first, point.after.get(path), path in point.after)
+    return files
+
+
+async def conflicts(backend: Backend, points: list[RestorePoint]) -> list[str]:
+    """The files the user changed after the agent last did (not the rewind's to undo)."""
+    found = []
+    for path, (target, left, known) in sorted(plan(points).items()):
+        content = await current(backend, path)
+        now = None if content is None else digest(content)
+        if known and now not in (left, target):
+            found.append(path)
+    return found
+
+
+async def restore(
+    backend: Backend, store: RestorePoints, points: list[RestorePoint], keep: set[str]
+) -> Restored:
+    """Put each file `points` changed back as it was before the first of them, except those
+    in `keep`: created files are removed, deleted ones come back."""
+    lost = {path for point in points for path in point.lost}
+    done = Restored(conflicts=sorted(keep), lost=sorted(lost))
+    for path, (target, _, _) in sorted(plan(points).items()):
+        if path in keep:
+            continue
+        try:
+            content = await current(backend, path)
+            if (None if content is None else digest(content)) == target:
+                continue
+            if target is None:
+                await backend.delete(path)
+            else:
+                await _write(backend, path, store.blob(target))
+            done.restored.append(path)
+        except MissingContent:
+            done.lost.append(path)
+        except (BackendError, OSError):
+            done.failed.append(path)
+    return done
+
+
+async def _write(backend: Backend, path: str, data: bytes) -> None:
+    try:
+        text = decode_text(data, path)
+    except BackendError:
+        text = None
+    if text is not None:
+        await backend.write_text(path, text)
+        return
+    disk = backend.disk_path(path)
+    if disk is None:
+        raise BackendError(f"{path} has no place on disk")
+    disk.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(f"{disk}.rewind.tmp")
+    tmp.write_bytes(data)
+    with contextlib.suppress(FileNotFoundError):
+        tmp.chmod(disk.stat().st_mode)
+    tmp.replace(disk)

@@ -1,0 +1,248 @@
+"""Restore points: for each user prompt, the conversation checkpoint before it and the
+content of every workspace file the turn changed, as it was before the first change.
+
+A session's points are `$DEEPACP_HOME/rewind/sessions/<session id>/points.json`; the
+contents are blobs in the store all sessions share (`blobs.py`), except a tracked file
+git holds unchanged, kept as the id of its git object. Files are keyed by their path
+relative to the workspace root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import stat
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from deepacp.backends.protocol import MAX_TEXT_BYTES
+from deepacp.backends.pysearch import walk_files
+from deepacp.private import private_dir
+from deepacp.secrets import secret_values
+from deepacp.session.blobs import (
+    HELD,
+    BlobStore,
+    digest,
+    sessions_dir,
+    shared_blobs,
+    write_private,
+)
+from deepacp.session.gitobjects import GitObjects
+
+MAX_SCAN_FILES = 50_000
+"""A workspace scan looks at no more files than this (a home folder opened as a project)."""
+
+Stamp = tuple[int, int, int, int]
+"""What a scan compares: size, modification and change times (ns), inode."""
+
+
+class MissingContent(Exception):
+    """A kept content is gone (a git object pruned, a blob deleted by hand)."""
+
+
+@dataclass
+class RestorePoint:
+    """One prompt: where the conversation was and what its files were before it."""
+
+    prompt: str
+    thread_id: str
+    checkpoint_id: str | None
+    """None: the thread had no checkpoint yet (the first prompt)."""
+    before: dict[str, str | None] = field(default_factory=dict)
+    """Per file the turn changed: the SHA-256 of its content before, None if it did not
+    exist."""
+    after: dict[str, str | None] = field(default_factory=dict)
+    """Per such file: the SHA-256 of its content when the turn ended (None: gone)."""
+    lost: list[str] = field(default_factory=list)
+    """Files changed whose content before was not kept: too large, holding a secret, or
+    over the storage budget."""
+    git: dict[str, str] = field(default_factory=dict)
+    """Contents in `before` that git holds and the blob store does not: their object ids."""
+    message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """The prompt's id in the protocol (`_session/rewind`, `_session/edit_prompt`)."""
+
+
+def discard(home: Path, session_id: str) -> None:
+    """Delete a session's restore points, and the blobs no other session refers to."""
+    shutil.rmtree(sessions_dir(home) / session_id, ignore_errors=True)
+    shared_blobs(home).sweep(sessions_dir(home))
+
+
+def known_secrets() -> list[bytes]:
+    return [s.encode("utf-8") for s in secret_values()]
+
+
+def holds_secret(data: bytes, secrets: list[bytes]) -> bool:
+    """Whether `data` holds one of `secrets`: such content is never copied into our home."""
+    return any(secret in data for secret in secrets)
+
+
+class RestorePoints:
+    """A session's restore points; the last one is the running turn's."""
+
+    def __init__(
+        self, home: Path, session_id: str, root: Path, blobs: BlobStore | None = None
+    ) -> None:
+        self.home = home
+        """Also a folder not to scan even inside the workspace."""
+        self.folder = sessions_dir(home) / session_id
+        self.root = root
+        self.blobs = blobs or shared_blobs(home)
+        self.git = GitObjects(root)
+        self.points: list[RestorePoint] = self._load()
+        self.recording: RestorePoint | None = None
+        self._known: dict[str, tuple[Stamp, str]] = {}
+        """Files whose content is kept: their stamp then, and the content's SHA-256."""
+        self._in_git: dict[str, str] = {}
+        """Contents kept as git objects: their object ids."""
+
+    def _index(self) -> Path:
+        return self.folder / "points.json"
+
+    def _load(self) -> list[RestorePoint]:
+        try:
+            data = json.loads(self._index().read_text(encoding="utf-8"))
+            return [RestorePoint(**row) for row in data["points"]]
+        except (OSError, ValueError, TypeError, KeyError):
+            return []
+
+    def _held(self) -> list[str]:
+        """Blobs this process keeps for files not yet changed: a sweep must leave them."""
+        return sorted({name for _, name in self._known.values() if name not in self._in_git})
+
+    def save(self) -> None:
+        private_dir(self.folder)
+        data = {"points": [asdict(p) for p in self.points]}
+        write_private(self._index(), json.dumps(data).encode("utf-8"))
+
+    def _save_held(self) -> None:
+        """Kept apart from the points: it can name every file of a large workspace."""
+        private_dir(self.folder)
+        write_private(self.folder / HELD, json.dumps(self._held()).encode("utf-8"))
+
+    def keep(self, path: str, data: bytes, secrets: list[bytes] | None = None) -> str | None:
+        """Keep `data` as a content of `path`: its SHA-256, or None when it was not kept
+        (it holds a secret, or would exceed the budget)."""
+        if holds_secret(data, known_secrets() if secrets is None else secrets):
+            return None
+        oid = self.git.clean(path, data)
+        if oid is None:
+            return self.blobs.put(data)
+        name = digest(data)
+        self._in_git[name] = oid
+        return name
+
+    def blob(self, name: str) -> bytes:
+        """A kept content, or `MissingContent`."""
+        data = self.blobs.get(name)
+        if data is None:
+            oid = next((p.git[name] for p in self.points if name in p.git), None)
+            data = None if oid is None else self.git.read(oid)
+        if data is None or digest(data) != name:
+            raise MissingContent(name)
+        return data
+
+    def begin(self, prompt: str, thread_id: str, checkpoint_id: str | None) -> str:
+        """Start the running turn's restore point; returns its message id."""
+        self.recording = RestorePoint(prompt, thread_id, checkpoint_id)
+        self.points.append(self.recording)
+        self.save()
+        return self.recording.message_id
+
+    def changing(self, path: str) -> bool:
+        """Whether the running turn has yet to keep `path`'s content from before it."""
+        return self.recording is not None and path not in self.recording.before
+
+    def lose(self, path: str) -> None:
+        """`path`'s content before the running turn could not be kept."""
+        point = self.recording
+        if point is not None and self.changing(path) and path not in point.lost:
+            point.lost.append(path)
+            self.save()
+
+    def note(self, path: str, blob: str | None) -> None:
+        """Keep `blob` (None: no file) as `path`'s content before the running turn."""
+        if self.recording is not None and self.changing(path):
+            self.recording.before[path] = blob
+            if blob in self._in_git:
+                self.recording.git[blob] = self._in_git[blob]
+            self.save()
+
+    def finish(self, now: dict[str, bytes | None]) -> None:
+        """The turn ended; `now` holds its files' contents at the end."""
+        point, self.recording = self.recording, None
+        if point is None:
+            return
+        point.after = {path: None if data is None else digest(data) for path, data in now.items()}
+        self.save()
+
+    def truncate(self, count: int) -> None:
+        """Keep the first `count` points; blobs no session refers to any more are deleted."""
+        self.points = self.points[:count]
+        self._known = {}
+        self.save()
+        self._save_held()
+        self.blobs.sweep(sessions_dir(self.home))
+
+    def copy_to(self, session_id: str, threads: dict[str, str]) -> None:
+        """Give session `session_id` these restore points (the blobs are shared), naming
+        the checkpoints of each thread by its copy in `threads`."""
+        copy = RestorePoints(self.home, session_id, self.root, self.blobs)
+        copy.points = [
+            RestorePoint(**{**asdict(p), "thread_id": threads.get(p.thread_id, p.thread_id)})
+            for p in self.points
+        ]
+        copy.save()
+
+    def release(self) -> None:
+        """The session closes: the blobs kept for files not yet changed are no longer held."""
+        if self._known:
+            self._known = {}
+            self._save_held()
+
+    def scan(self) -> dict[str, Stamp]:
+        """The workspace's files (honouring .gitignore) and their stamps."""
+        stamps: dict[str, Stamp] = {}
+        exclude: tuple[str, ...] = ()
+        with contextlib.suppress(ValueError):
+            exclude = (self.home.resolve().relative_to(self.root).as_posix(),)
+        for path in walk_files(self.root, exclude=exclude):
+            if len(stamps) >= MAX_SCAN_FILES:
+                break
+            with contextlib.suppress(OSError):
+                info = (self.root / path).stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode):
+                    stamps[path] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+        return stamps
+
+    def before_command(self) -> dict[str, Stamp]:
+        """Scan before a command runs, storing the content of files not stored as they are."""
+        stamps, secrets, held = self.scan(), known_secrets(), self._held()
+        for path, stamp in stamps.items():
+            known = self._known.get(path)
+            if (known is not None and known[0] == stamp) or stamp[0] > MAX_TEXT_BYTES:
+                continue
+            self._known.pop(path, None)
+            with contextlib.suppress(OSError):
+                name = self.keep(path, (self.root / path).read_bytes(), secrets)
+                if name is not None:
+                    self._known[path] = (stamp, name)
+        if self._held() != held:
+            self._save_held()
+        return stamps
+
+    def after_command(self, before: dict[str, Stamp]) -> None:
+        """Note what the command created, changed or deleted (compared with `before`)."""
+        after = self.scan()
+        for path in before.keys() | after.keys():
+            if before.get(path) == after.get(path):
+                continue
+            known = self._known.get(path)
+            if path not in before:
+                self.note(path, None)
+            elif known is not None and known[0] == before[path]:
+                self.note(path, known[1])
+            else:
+                self.lose(path)
