@@ -20,6 +20,7 @@ from deepacp.acp import updates
 from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
+from deepacp.backends.editor_review import EditorReview
 from deepacp.backends.sandbox import (
     DEFAULT_POLICY,
     SandboxPolicy,
@@ -237,11 +238,13 @@ class DeepacpAgent:
         if (session := self.manager.get(record.id)) is not None:
             return session
         editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
+        review = EditorReview(editor) if editor.can_write else None
         workspace = Workspace(
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
-            through_editor(editor) if editor.useful else None,
+            through_editor(editor, review) if editor.useful else None,
+            review,
         )
 
         def config_options() -> list[Any]:

@@ -12,6 +12,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from deepacp.backends.protocol import Backend
 from deepacp.config import RetryPolicy
 from deepacp.harness import create_deep_agent
+from deepacp.harness.middleware.inbox import Inbox, InboxMiddleware
 from deepacp.harness.profiles import HarnessProfile
 from deepacp.harness.prompts import append_to_system
 from deepacp.session.approvals import APPROVAL_DECISIONS, GATED_TOOLS, ApprovalPolicy
@@ -77,13 +78,18 @@ def build_session_agent(
     planning: bool,
     profile: HarnessProfile | None = None,
     retry: RetryPolicy | None = None,
+    inbox: Inbox | None = None,
 ) -> Any:
-    """The editor session's harness; `profile` None: the model's own (looked up)."""
+    """The editor session's harness; `profile` None: the model's own (looked up); `inbox`
+    brings what arrived during the turn (steering, review notes) before each model call."""
+    middleware: list[AgentMiddleware] = [summarizer, ModeMiddleware(policy)]
+    if inbox is not None:
+        middleware.append(InboxMiddleware(inbox))
     return create_deep_agent(
         model,
         tools,
         backend=backend,
-        middleware=[summarizer, ModeMiddleware(policy)],
+        middleware=middleware,
         interrupt_on=approval_gate(policy),
         checkpointer=checkpointer,
         memory=MEMORY_SOURCES,

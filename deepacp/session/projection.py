@@ -25,6 +25,7 @@ from deepacp.events import (
 )
 from deepacp.harness.contracts import ModelRetrySignal, ToolOutputSignal, ToolTerminalSignal
 from deepacp.harness.messages import text_of
+from deepacp.harness.middleware.inbox import is_note
 from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
 from deepacp.harness.usage import TokenUsage
 from deepacp.session.cards import call_events, tool_finished
@@ -76,7 +77,8 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
     names: dict[str, str] = {}
     for message in messages:
         if isinstance(message, HumanMessage):
-            yield UserMessage(human_text(message))
+            if not is_note(message):  # deepacp's notes to the model are not the user's words
+                yield UserMessage(human_text(message))
         elif isinstance(message, AIMessage):
             text, thought = text_and_thought(message)
             if thought:

@@ -41,7 +41,7 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
 from deepacp.session.store import Records, SessionRecord
-from deepacp.session.workspace import WorkspaceView, session_backend
+from deepacp.session.workspace import ReviewSource, WorkspaceView, session_backend
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,7 @@ class Session:
         *,
         planning: bool = True,
         view: WorkspaceView | None = None,
+        review: ReviewSource | None = None,
         extra_roots: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         harness_ready: Ready = no_wait,
@@ -102,6 +103,7 @@ class Session:
         self.policy.sandbox = lambda: self.sandbox.effective
         self._sandbox_told = False
         self._view = view
+        self._review = review
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
         self.backend = self._backend()
@@ -167,9 +169,19 @@ class Session:
                 planning=self.planning,
                 profile=profile_for(self.record.model or ""),
                 retry=load_config().retry,
+                inbox=self._inbox,
             )
             self._model = model
         return self._graph
+
+    async def _inbox(self) -> list[Any]:
+        """What the model should hear before its next call: what the user did in review."""
+        from deepacp.harness.middleware.inbox import review_message
+
+        arrived: list[Any] = []
+        if self._review is not None and (note := await self._review.note()):
+            arrived.append(review_message(note))
+        return arrived
 
     async def _report_mcp(self) -> None:
         """Tell the user, once, about each MCP server that could not start."""
