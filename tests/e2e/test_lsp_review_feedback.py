@@ -8,17 +8,19 @@ from pathlib import Path
 
 from pytest_lsp import LanguageClient
 
-from tests.e2e.test_lsp import (  # noqa: F401  (the `client` fixture)
+from tests.e2e import test_lsp
+from tests.e2e.test_lsp import (
     BUFFER,
     DISK,
     EDIT_TWO_PLACES,
     actions,
     change_document,
-    client,
     execute,
     open_document,
     start,
 )
+
+client = test_lsp.client  # the same editors, started the same way
 
 
 def first_requests(record: Path, calls_per_run: int) -> list[dict]:
