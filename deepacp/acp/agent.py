@@ -16,7 +16,7 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 from acp.interfaces import Client
 
-from deepacp.acp import updates
+from deepacp.acp import steering, updates
 from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
@@ -44,6 +44,7 @@ from deepacp.errors import (
     TurnError,
     WrongWorkspace,
 )
+from deepacp.events import Notice
 from deepacp.models import check_provider, configured_spec, resolve_model, split_spec
 from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
@@ -380,7 +381,31 @@ class DeepacpAgent:
             await session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == steering.METHOD:
+            return await self._steer(params)
         raise RequestError.method_not_found(f"_{method}")
+
+    async def _steer(self, params: Any) -> dict[str, Any]:
+        """Into the running turn; with none, a new turn (or back to the client)."""
+        try:
+            request = steering.parse_steering(params)
+        except steering.SteeringParamsError as exc:
+            raise _bad_params(str(exc)) from None
+        session = self._session(request.session_id)
+        content = updates.prompt_content(request.prompt, session.record.cwd)
+        if await session.steer(content):
+            return steering.steering_response("injected")
+        if request.prompt_required:
+            return steering.steering_response("promptRequired")
+        self._spawn(self._steered_turn(session, content))
+        return steering.steering_response("startedNewTurn")
+
+    async def _steered_turn(self, session: Session, content: list[dict]) -> None:
+        """A turn no `session/prompt` waits for: its failure is told in the chat."""
+        try:
+            await session.prompt(content)
+        except DeepacpError as exc:
+            await session.handler.emit(Notice(str(exc)))
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.debug("ignored the extension notification _%s", method)

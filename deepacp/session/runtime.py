@@ -19,7 +19,7 @@ from deepacp.backends.filesystem import keep_write_journal
 from deepacp.backends.protocol import Backend
 from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetting, sandbox_problem
 from deepacp.config import Effort, ModelPrices, load_config
-from deepacp.errors import ConfigError, SessionBusy
+from deepacp.errors import ConfigError
 from deepacp.events import (
     CommandsChanged,
     EffortChanged,
@@ -40,12 +40,14 @@ from deepacp.session.control import TurnCancelled
 from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
+from deepacp.session.queue import TurnQueue
 from deepacp.session.store import Records, SessionRecord
 from deepacp.session.workspace import ReviewSource, WorkspaceView, session_backend
 
 log = logging.getLogger(__name__)
 
 RECURSION_LIMIT = 1000
+QUEUED = "Your next message is queued: it runs when this turn ends."
 TITLE_CHARS = 60
 
 
@@ -116,6 +118,7 @@ class Session:
         self._summarizer: Any = None
         self._window: int | None = None
         self._task: asyncio.Task[StopReason] | None = None
+        self.turns = TurnQueue()
         self._shown_commands: tuple[commands.Command, ...] | None = None
         self.last_turn_usage = TokenUsage()
         """What the last turn's model calls used, as the provider reported it."""
@@ -175,12 +178,17 @@ class Session:
         return self._graph
 
     async def _inbox(self) -> list[Any]:
-        """What the model should hear before its next call: what the user did in review."""
+        """What the model should hear before its next call: what the user did in review,
+        then what the user steered into the turn."""
+        from langchain_core.messages import HumanMessage
+
         from deepacp.harness.middleware.inbox import review_message
 
         arrived: list[Any] = []
         if self._review is not None and (note := await self._review.note()):
             arrived.append(review_message(note))
+        steered = self.turns.steered()
+        arrived += [HumanMessage(content=c if isinstance(c, str) else [*c]) for c in steered]
         return arrived
 
     async def _report_mcp(self) -> None:
@@ -286,16 +294,24 @@ class Session:
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        """A turn is running (or about to: a queued prompt takes over)."""
+        return self.turns.busy
 
     async def prompt(self, content: str | list[dict]) -> StopReason:
-        """Run one turn for the user's message (or a slash command); returns why it stopped."""
-        if self.running:
-            raise SessionBusy("a turn is already running in this session; cancel it first")
+        """Run one turn for the user's message (or a slash command); returns why it stopped.
+        While another turn runs it waits for that turn to end (queued, in order); a cancel
+        meanwhile answers it `cancelled` without running it."""
+        if not await self.turns.claim(lambda: self.handler.emit(Notice(QUEUED))):
+            return "cancelled"
+        try:
+            return await self._turn(content)
+        finally:
+            self.turns.release()
+
+    async def _turn(self, content: str | list[dict]) -> StopReason:
         self.last_turn_usage = TokenUsage()
-        # The task starts with no await before it, so a second prompt sees it running; it
-        # covers the wait for the graph (and MCP start-up), so cancel works there too.
-        self._task = task = asyncio.create_task(self._dispatch(content))
+        # The task covers the wait for the graph (and MCP start-up), so cancel works there too.
+        self._task = task = asyncio.create_task(self._steered(content))
         try:
             return await task
         except (asyncio.CancelledError, TurnCancelled):
@@ -305,10 +321,27 @@ class Session:
         finally:
             self._task = None
 
+    async def steer(self, content: str | list[dict]) -> bool:
+        """Add the user's message to the running turn, at its next model call (the work in
+        flight goes on); False when no turn runs."""
+        return self.turns.steer(content)
+
     async def cancel(self) -> None:
-        """Stop the running turn now; `prompt` then answers `cancelled`."""
+        """Stop the running turn now, and drop the queued prompts and steered messages;
+        `prompt` then answers `cancelled` for each."""
+        self.turns.drop()
         if self._task is not None:
             self._task.cancel()
+
+    async def _steered(self, content: str | list[dict]) -> StopReason:
+        """The turn, continued while messages steered into it wait for a model call (one
+        that arrived as the model was finishing, or during a slash command)."""
+        stop = await self._dispatch(content)
+        while steered := self.turns.steered():
+            for later in steered[1:]:
+                self.turns.steer(later)  # for that run's first model call
+            stop = await self._run(steered[0])
+        return stop
 
     async def _dispatch(self, content: str | list[dict]) -> StopReason:
         text = content if isinstance(content, str) else text_of(content[:1])
@@ -344,12 +377,12 @@ class Session:
         try:
             return await turn.run(content)
         finally:
-            self.last_turn_usage = turn.usage
+            self.last_turn_usage = self.last_turn_usage + turn.usage
             self.record = self.store.update(self.record)
 
     async def close(self) -> None:
         task = self._task
+        await self.cancel()
         if task is not None:
-            task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         await self.mcp.close()
