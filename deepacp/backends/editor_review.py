@@ -54,13 +54,16 @@ class EditorReview:
         self._files.pop(target, None)
 
     async def _current(self, target: str) -> str | None:
-        """The file as the editor has it now (None: gone)."""
+        """The file as the editor has it now (None: gone). Raises when the editor cannot
+        say for a file that is still on disk."""
+        path = Path(target)
         if self.editor.can_read:
             try:
                 return await self.editor.read_text_file(target)
-            except Exception:
+            except Exception:  # an error answer (EditorError), or the connection went
+                if path.exists():
+                    raise
                 return None
-        path = Path(target)
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
     async def findings(self) -> list[ReviewFinding]:
@@ -68,7 +71,10 @@ class EditorReview:
         once (the model knows the file as it is now afterwards)."""
         found: list[ReviewFinding] = []
         for target, written in list(self._files.items()):
-            current = await self._current(target)
+            try:
+                current = await self._current(target)
+            except Exception:
+                continue  # unknown for now: asked again before the next call
             regions = review_findings(written.shown, written.before, written.text, current)
             found += regions
             if current is None:

@@ -15,6 +15,10 @@ class TurnQueue:
         """A turn runs, or a queued prompt is taking over from one."""
         self._waiting: list[asyncio.Future[bool]] = []
         """The queued prompts, in order; each is told when its turn comes."""
+        self._handed: asyncio.Future[bool] | None = None
+        """The queued prompt told its turn came, until it resumes."""
+        self._dropped = False
+        """A cancel came while `_handed` had not resumed yet: it must not run."""
         self._steering: list[Content] = []
 
     async def claim(self, acknowledge: Callable[[], Awaitable[None]]) -> bool:
@@ -27,13 +31,26 @@ class TurnQueue:
         self._waiting.append(gate)
         try:
             await acknowledge()
-            return await gate
+            await gate
         except asyncio.CancelledError:
-            if gate.done() and not gate.cancelled() and gate.result():
-                self.release()  # its turn came just as it was stopped: the next one's now
-            elif gate in self._waiting:
+            if gate in self._waiting:
                 self._waiting.remove(gate)
+            elif self._took_over(gate):
+                self.release()  # its turn came just as it was stopped: the next one's now
             raise
+        return self._took_over(gate)
+
+    def _took_over(self, gate: asyncio.Future[bool]) -> bool:
+        """Whether the prompt of `gate` holds the session now: its turn came and no cancel
+        came before it resumed (after one, the session goes to the next in line)."""
+        if self._handed is not gate:
+            return False
+        self._handed = None
+        if self._dropped:
+            self._dropped = False
+            self.release()
+            return False
+        return True
 
     def release(self) -> None:
         """A turn ended: the next queued prompt runs, else the session is idle."""
@@ -41,6 +58,7 @@ class TurnQueue:
             gate = self._waiting.pop(0)
             if not gate.done():
                 gate.set_result(True)
+                self._handed, self._dropped = gate, False
                 return
         self.busy = False
 
@@ -61,4 +79,5 @@ class TurnQueue:
         for gate in waiting:
             if not gate.done():
                 gate.set_result(False)
+        self._dropped = self._handed is not None
         self._steering.clear()

@@ -50,3 +50,18 @@ def test_steering_needs_a_running_turn() -> None:
     turns.busy = True
     assert turns.steer("hi") and turns.steer("there")
     assert turns.steered() == ["hi", "there"] and turns.steered() == []
+
+
+async def test_a_cancel_while_a_queued_prompt_takes_over_still_stops_it() -> None:
+    turns = TurnQueue()
+
+    async def acknowledge() -> None:
+        return None
+
+    await turns.claim(acknowledge)
+    queued = asyncio.create_task(turns.claim(acknowledge))
+    await asyncio.sleep(0)
+    turns.release()  # its turn comes...
+    turns.drop()  # ...and the user cancels before it has started
+    assert await queued is False
+    assert not turns.busy
