@@ -53,6 +53,9 @@ class EditorReview:
         """The agent deleted the file itself: nothing left to compare."""
         self._files.pop(target, None)
 
+    def forget_all(self) -> None:
+        self._files.clear()
+
     async def _current(self, target: str) -> str | None:
         """The file as the editor has it now (None: gone). Raises when the editor cannot
         say for a file that is still on disk."""

@@ -52,6 +52,9 @@ class PendingNote:
         text, self.text = self.text, None
         return text
 
+    def forget_all(self) -> None:
+        self.text = None
+
 
 def review_since(
     proposal: Proposal | None, root: Path, current: CurrentText, shown: Callable[[str], str]

@@ -290,6 +290,8 @@ class Session:
         self.record = self.store.update(self.record, thread_id=uuid.uuid4().hex)
         await (await self.store.checkpointer()).adelete_thread(old)
         self.backend = self._backend()
+        if self._review is not None:
+            self._review.forget_all()
         self._graph = None
 
     @property

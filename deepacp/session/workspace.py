@@ -52,6 +52,10 @@ class ReviewSource(Protocol):
         """What the model has not been told yet (None: nothing)."""
         ...
 
+    def forget_all(self) -> None:
+        """A fresh conversation: the model knows of no earlier change."""
+        ...
+
 
 def through_editor(editor: EditorClient, review: EditorReview | None = None) -> WorkspaceView:
     return lambda disk: EditorBackend(disk, editor, review)

@@ -45,3 +45,13 @@ async def test_a_file_the_agent_deletes_is_no_longer_followed(tmp_path: Path) ->
     await backend.write_text("gone.py", "y\n")
     await backend.delete("gone.py")
     assert not review.tracks(str(tmp_path / "gone.py"))
+
+
+async def test_a_fresh_conversation_hears_nothing_of_earlier_writes(tmp_path: Path) -> None:
+    editor = FakeEditor()
+    review = EditorReview(editor)
+    backend = EditorBackend(FilesystemBackend(tmp_path), editor, review)
+    await backend.write_text("a.py", "mine\n")
+    editor.buffers[str(tmp_path / "a.py")] = "theirs\n"
+    review.forget_all()  # /clear
+    assert await review.note() is None
