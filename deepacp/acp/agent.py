@@ -397,13 +397,16 @@ class DeepacpAgent:
             return steering.steering_response("injected")
         if request.prompt_required:
             return steering.steering_response("promptRequired")
-        self._spawn(self._steered_turn(session, content))
+        if (turn := session.start(content)) is None:  # one started meanwhile: join it
+            await session.steer(content)
+            return steering.steering_response("injected")
+        self._spawn(self._told_if_it_fails(session, turn))
         return steering.steering_response("startedNewTurn")
 
-    async def _steered_turn(self, session: Session, content: list[dict]) -> None:
+    async def _told_if_it_fails(self, session: Session, turn: asyncio.Task) -> None:
         """A turn no `session/prompt` waits for: its failure is told in the chat."""
         try:
-            await session.prompt(content)
+            await turn
         except DeepacpError as exc:
             await session.handler.emit(Notice(str(exc)))
 

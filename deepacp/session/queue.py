@@ -21,11 +21,17 @@ class TurnQueue:
         """A cancel came while `_handed` had not resumed yet: it must not run."""
         self._steering: list[Content] = []
 
+    def take(self) -> bool:
+        """Take the session now if it is idle (no waiting); whether it was."""
+        if self.busy:
+            return False
+        self.busy = True
+        return True
+
     async def claim(self, acknowledge: Callable[[], Awaitable[None]]) -> bool:
         """Take the session for a turn, after the turns ahead when one runs (`acknowledge`
         tells the user it waits); False when a cancel dropped it first."""
-        if not self.busy:
-            self.busy = True
+        if self.take():
             return True
         gate: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiting.append(gate)

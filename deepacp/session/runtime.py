@@ -323,6 +323,20 @@ class Session:
         finally:
             self._task = None
 
+    def start(self, content: str | list[dict]) -> asyncio.Task[StopReason] | None:
+        """A turn no request waits for, taking the idle session at once (so a message
+        steered right after joins it); None when a turn runs already."""
+        if not self.turns.take():
+            return None
+
+        async def turn() -> StopReason:
+            try:
+                return await self._turn(content)
+            finally:
+                self.turns.release()
+
+        return asyncio.create_task(turn())
+
     async def steer(self, content: str | list[dict]) -> bool:
         """Add the user's message to the running turn, at its next model call (the work in
         flight goes on); False when no turn runs."""

@@ -127,3 +127,15 @@ async def test_steering_with_no_turn_running(agent_factory, model_requests) -> N
         with pytest.raises(RequestError) as bad:
             await agent.raw_request(STEERING, {"sessionId": session, "prompt": []})
         assert bad.value.code == -32602 and "non-empty prompt" in str(bad.value)
+
+
+async def test_a_second_steer_right_after_one_that_started_a_turn_joins_it(
+    agent_factory, model_requests
+) -> None:
+    async with agent_factory([{"content": "one turn for both"}]) as agent:
+        session = await agent.new_session()
+        first = await agent.raw_request(STEERING, steer(session, "first"))
+        second = await agent.raw_request(STEERING, steer(session, "second"))
+        assert [first, second] == [{"outcome": "startedNewTurn"}, {"outcome": "injected"}]
+        await wait_for(lambda: agent.client.text().endswith("one turn for both"), FIRST_WORDS)
+        assert [humans(r) for r in model_requests()] == [["first", "second"]]
