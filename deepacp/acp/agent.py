@@ -16,7 +16,7 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 from acp.interfaces import Client
 
-from deepacp.acp import rewind, updates
+from deepacp.acp import rewind, steering, updates
 from deepacp.acp.capabilities import (
     AUTH_METHOD,
     EDIT_PROMPT_METHOD,
@@ -26,6 +26,7 @@ from deepacp.acp.capabilities import (
 )
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
+from deepacp.backends.editor_review import EditorReview
 from deepacp.backends.sandbox import (
     DEFAULT_POLICY,
     SandboxPolicy,
@@ -49,6 +50,7 @@ from deepacp.errors import (
     TurnError,
     WrongWorkspace,
 )
+from deepacp.events import Notice
 from deepacp.models import check_provider, configured_spec, resolve_model, split_spec
 from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
@@ -243,11 +245,13 @@ class DeepacpAgent:
         if (session := self.manager.get(record.id)) is not None:
             return session
         editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
+        review = EditorReview(editor) if editor.can_write else None
         workspace = Workspace(
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
-            through_editor(editor) if editor.useful else None,
+            through_editor(editor, review) if editor.useful else None,
+            review,
         )
 
         def config_options() -> list[Any]:
@@ -396,6 +400,8 @@ class DeepacpAgent:
             return await self._rewind(rewind.parse(rewind.RewindRequest, params))
         if method == EDIT_PROMPT_METHOD:
             return await self._edit_prompt(rewind.parse(rewind.EditPromptRequest, params))
+        if method == steering.METHOD:
+            return await self._steer(params)
         raise RequestError.method_not_found(f"_{method}")
 
     async def _rewound(
@@ -433,6 +439,31 @@ class DeepacpAgent:
             "messageId": session.last_message_id,
             "_meta": {"deepacp": {**meta.get("deepacp", {}), **turn.get("deepacp", {})}},
         }
+
+    async def _steer(self, params: Any) -> dict[str, Any]:
+        """Into the running turn; with none, a new turn (or back to the client)."""
+        try:
+            request = steering.parse_steering(params)
+        except steering.SteeringParamsError as exc:
+            raise _bad_params(str(exc)) from None
+        session = self._session(request.session_id)
+        content = updates.prompt_content(request.prompt, session.record.cwd)
+        if await session.steer(content):
+            return steering.steering_response("injected")
+        if request.prompt_required:
+            return steering.steering_response("promptRequired")
+        if (turn := session.start(content)) is None:  # one started meanwhile: join it
+            await session.steer(content)
+            return steering.steering_response("injected")
+        self._spawn(self._told_if_it_fails(session, turn))
+        return steering.steering_response("startedNewTurn")
+
+    async def _told_if_it_fails(self, session: Session, turn: asyncio.Task) -> None:
+        """A turn no `session/prompt` waits for: its failure is told in the chat."""
+        try:
+            await turn
+        except DeepacpError as exc:
+            await session.handler.emit(Notice(str(exc)))
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.debug("ignored the extension notification _%s", method)

@@ -114,4 +114,5 @@ def initialize_result(params: Any) -> dict[str, Any]:
         "agentCapabilities": agent_capabilities(),
         "authMethods": auth_methods(params.get("clientCapabilities")),
         "agentInfo": AGENT_INFO,
+        "_meta": {"steering": {"supported": True}},  # `_session/steering` (acp/steering.py)
     }

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from deepacp.backends.base import DelegatingBackend
+from deepacp.backends.editor_review import EditorReview
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.protocol import MAX_TEXT_BYTES, ExecuteResult, Shell, ShellCommand
@@ -72,11 +73,15 @@ class EditorClient(Protocol):
 
 
 class EditorBackend(DelegatingBackend[FilesystemBackend]):
-    """A disk backend whose reads, writes and commands go through the editor when it can."""
+    """A disk backend whose reads, writes and commands go through the editor when it can;
+    `review` (when given) remembers each write, to tell the model what the user did to it."""
 
-    def __init__(self, disk: FilesystemBackend, editor: EditorClient) -> None:
+    def __init__(
+        self, disk: FilesystemBackend, editor: EditorClient, review: EditorReview | None = None
+    ) -> None:
         super().__init__(disk)
         self.editor = editor
+        self.review = review
 
     @property
     def shell(self) -> Shell | None:
@@ -117,12 +122,31 @@ class EditorBackend(DelegatingBackend[FilesystemBackend]):
             raise BackendError(
                 f"content for {self.workspace_path(path)} is larger than {MAX_TEXT_BYTES} bytes"
             )
+        before = await self._before_write(target)
         try:
             await self.editor.write_text_file(target, content)
         except EditorError as exc:
             raise BackendError(
                 f"the editor could not write {self.workspace_path(path)}: {exc}"
             ) from None
+        if self.review is not None:
+            self.review.wrote(target, self.workspace_path(path), before, content)
+
+    async def _before_write(self, target: str) -> str | None:
+        """The text a write replaces, for the review (None: a new file, or not needed)."""
+        if self.review is None or self.review.tracks(target) or not Path(target).is_file():
+            return None
+        try:
+            if self.editor.can_read:
+                return await self.editor.read_text_file(target)
+            return Path(target).read_text(encoding="utf-8")
+        except (EditorError, OSError, UnicodeDecodeError):
+            return None
+
+    async def delete(self, path: str) -> None:
+        await self.inner.delete(path)
+        if self.review is not None:
+            self.review.forget(str(self.inner.disk_path(path)))
 
 
 class EditorTerminal:

@@ -40,6 +40,8 @@ class Hunk:
     note: str = ""
     """What the agent said this change does, when it said so."""
     state: HunkState = "pending"
+    told: bool = False
+    """The agent has been told that the user rejected it (or let it go stale)."""
 
     @property
     def delta(self) -> int:

@@ -30,9 +30,10 @@ from deepacp.events import (
 from deepacp.harness.names import EDIT_FILE, WRITE_FILE
 from deepacp.lsp.arguments import EditArgs
 from deepacp.lsp.capabilities import ClientSupport
+from deepacp.lsp.feedback import review_since
 from deepacp.lsp.messages import outcome_message
 from deepacp.lsp.options import LspOptions
-from deepacp.lsp.proposal import EditNote, Proposal, attach_notes, make_proposal
+from deepacp.lsp.proposal import EditNote, FileChange, Proposal, attach_notes, make_proposal
 
 _proposal_ids = itertools.count(1)
 SHELL_CHOICES: dict[str, PermissionKind] = {
@@ -66,6 +67,8 @@ class EditorHost(Protocol):
     def open_text(self, path: Path) -> str | None: ...
 
     def display_name(self, path: str) -> str: ...
+
+    def current(self, change: FileChange) -> tuple[str | None, int | None]: ...
 
     def publish(self) -> None: ...
 
@@ -194,7 +197,9 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     try:
         if token is not None:
             await _begin_progress(ls, token, args.instruction)
-        workspace = Workspace(str(root), view=view)
+        # The rejected and stale hunks of the last proposal here: the run builds on the rest.
+        review = review_since(ls.proposal, root, lambda c: ls.current(c)[0], ls.display_name)
+        workspace = Workspace(str(root), view=view, review=review)
         async with manager.ephemeral(workspace, "accept-edits", spec, handler) as session:
             stop = await session.prompt(prompt)
     except asyncio.CancelledError:

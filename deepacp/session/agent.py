@@ -13,6 +13,7 @@ from deepacp.backends.protocol import Backend
 from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy
 from deepacp.harness import create_deep_agent
 from deepacp.harness.contracts import HookRunner
+from deepacp.harness.middleware.inbox import Inbox, InboxMiddleware
 from deepacp.harness.profiles import HarnessProfile
 from deepacp.harness.prompts import append_to_system
 from deepacp.session.approvals import APPROVAL_DECISIONS, GATED_TOOLS, ApprovalPolicy
@@ -81,14 +82,19 @@ def build_session_agent(
     hooks: HookRunner | None = None,
     goal: Callable[[], str | None] | None = None,
     goal_rounds: int = DEFAULT_GOAL_ROUNDS,
+    inbox: Inbox | None = None,
 ) -> Any:
     """The editor session's harness; `profile` None: the model's own (looked up); `goal`
-    reads the session's goal at each check."""
+    reads the session's goal at each check; `inbox` brings what arrived during the turn
+    (steering, review notes) before each model call."""
+    middleware: list[AgentMiddleware] = [summarizer, ModeMiddleware(policy)]
+    if inbox is not None:
+        middleware.append(InboxMiddleware(inbox))
     return create_deep_agent(
         model,
         tools,
         backend=backend,
-        middleware=[summarizer, ModeMiddleware(policy)],
+        middleware=middleware,
         interrupt_on=approval_gate(policy),
         checkpointer=checkpointer,
         memory=MEMORY_SOURCES,

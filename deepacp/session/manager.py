@@ -21,7 +21,7 @@ from deepacp.session.modes import Mode
 from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
 from deepacp.session.snapshots import discard
 from deepacp.session.store import Records, SessionRecord, Store
-from deepacp.session.workspace import WorkspaceView, watched_skill_dirs
+from deepacp.session.workspace import ReviewSource, WorkspaceView, watched_skill_dirs
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +29,14 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Workspace:
     """Where a session works, as the face was told: the root, more roots, the MCP servers
-    to connect, and how the files are seen (through the editor, as an overlay)."""
+    to connect, how the files are seen (through the editor, as an overlay) and where the
+    model hears what the user did to its changes in review."""
 
     cwd: str
     extra_roots: tuple[str, ...] = ()
     mcp_servers: tuple[McpServer, ...] = ()
     view: WorkspaceView | None = None
+    review: ReviewSource | None = None
 
 
 class SessionManager:
@@ -120,6 +122,7 @@ class SessionManager:
             self.model_factory,
             planning=self.planning,
             view=workspace.view,
+            review=workspace.review,
             extra_roots=workspace.extra_roots,
             mcp_servers=workspace.mcp_servers,
             harness_ready=self.harness_ready,

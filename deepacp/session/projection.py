@@ -36,6 +36,7 @@ from deepacp.harness.contracts import (
 )
 from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.goal import is_feedback
+from deepacp.harness.middleware.inbox import is_note
 from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
 from deepacp.harness.usage import TokenUsage
 from deepacp.session.cards import call_events, tool_finished
@@ -98,7 +99,8 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
         if is_feedback(message):
             yield Notice(text_of(message.content))  # a grader's verdict, not the user's words
         elif isinstance(message, HumanMessage):
-            yield UserMessage(human_text(message))
+            if not is_note(message):  # deepacp's notes to the model are not the user's words
+                yield UserMessage(human_text(message))
         elif isinstance(message, AIMessage):
             text, thought = text_and_thought(message)
             if thought:

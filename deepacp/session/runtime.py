@@ -26,7 +26,7 @@ from deepacp.backends.sandbox import (
     sandbox_problem,
 )
 from deepacp.config import DEFAULT_GOAL_ROUNDS, Effort, ModelPrices, load_config
-from deepacp.errors import ConfigError, SessionBusy
+from deepacp.errors import ConfigError
 from deepacp.events import (
     CommandsChanged,
     EffortChanged,
@@ -48,14 +48,16 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.hooks import SessionHooks
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
+from deepacp.session.queue import TurnQueue
 from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
 from deepacp.session.snapshots import RestorePoint, RestorePoints
 from deepacp.session.store import Records, SessionRecord
-from deepacp.session.workspace import WorkspaceView, session_backend
+from deepacp.session.workspace import ReviewSource, WorkspaceView, session_backend
 
 log = logging.getLogger(__name__)
 
 RECURSION_LIMIT = 1000
+QUEUED = "Your next message is queued: it runs when this turn ends."
 TITLE_CHARS = 60
 
 
@@ -95,6 +97,7 @@ class Session:
         *,
         planning: bool = True,
         view: WorkspaceView | None = None,
+        review: ReviewSource | None = None,
         extra_roots: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         harness_ready: Ready = no_wait,
@@ -112,6 +115,7 @@ class Session:
         self.policy.sandbox = lambda: self.sandbox.effective
         self._sandbox_told = False
         self._view = view
+        self._review = review
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
         self.restore_points = RestorePoints(
@@ -139,6 +143,7 @@ class Session:
         self._summarizer: Any = None
         self._window: int | None = None
         self._task: asyncio.Task[StopReason] | None = None
+        self.turns = TurnQueue()
         self._shown_commands: tuple[commands.Command, ...] | None = None
         self.last_turn_usage = TokenUsage()
         """What the last turn's model calls used, as the provider reported it."""
@@ -205,9 +210,24 @@ class Session:
                 hooks=self.hooks,
                 goal=(lambda: self.record.goal) if self.record.goal else None,
                 goal_rounds=config.goal_rounds,
+                inbox=self._inbox,
             )
             self._model = model
         return self._graph
+
+    async def _inbox(self) -> list[Any]:
+        """What the model should hear before its next call: what the user did in review,
+        then what the user steered into the turn."""
+        from langchain_core.messages import HumanMessage
+
+        from deepacp.harness.middleware.inbox import review_message
+
+        arrived: list[Any] = []
+        if self._review is not None and (note := await self._review.note()):
+            arrived.append(review_message(note))
+        steered = self.turns.steered()
+        arrived += [HumanMessage(content=c if isinstance(c, str) else [*c]) for c in steered]
+        return arrived
 
     async def _report_mcp(self) -> None:
         """Tell the user, once, about each MCP server that could not start."""
@@ -324,6 +344,8 @@ class Session:
         await (await self.store.checkpointer()).adelete_thread(old)
         self.restore_points.truncate(0)  # their checkpoints went with the thread
         self.backend = self._backend()
+        if self._review is not None:
+            self._review.forget_all()
         self._graph = None
 
     async def fork(self) -> SessionRecord:
@@ -344,10 +366,10 @@ class Session:
         return ids.index(message_id) + 1 if message_id in ids else None
 
     async def stop(self) -> None:
-        """Cancel the running turn, if any, and wait until it has ended."""
+        """Cancel the running turn and the queued prompts, and wait until the turn has ended."""
         task = self._task
+        await self.cancel()
         if task is not None:
-            task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
     async def rewind(self, number: int, *, force: bool = False, keep: bool = False) -> Restored:
@@ -379,16 +401,24 @@ class Session:
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        """A turn is running (or about to: a queued prompt takes over)."""
+        return self.turns.busy
 
     async def prompt(self, content: str | list[dict]) -> StopReason:
-        """Run one turn for the user's message (or a slash command); returns why it stopped."""
-        if self.running:
-            raise SessionBusy("a turn is already running in this session; cancel it first")
+        """Run one turn for the user's message (or a slash command); returns why it stopped.
+        While another turn runs it waits for that turn to end (queued, in order); a cancel
+        meanwhile answers it `cancelled` without running it."""
+        if not await self.turns.claim(lambda: self.handler.emit(Notice(QUEUED))):
+            return "cancelled"
+        try:
+            return await self._turn(content)
+        finally:
+            self.turns.release()
+
+    async def _turn(self, content: str | list[dict]) -> StopReason:
         self.last_turn_usage, self.last_message_id = TokenUsage(), None
-        # The task starts with no await before it, so a second prompt sees it running; it
-        # covers the wait for the graph (and MCP start-up), so cancel works there too.
-        self._task = task = asyncio.create_task(self._dispatch(content))
+        # The task covers the wait for the graph (and MCP start-up), so cancel works there too.
+        self._task = task = asyncio.create_task(self._steered(content))
         try:
             return await task
         except (asyncio.CancelledError, TurnCancelled):
@@ -398,10 +428,41 @@ class Session:
         finally:
             self._task = None
 
+    def start(self, content: str | list[dict]) -> asyncio.Task[StopReason] | None:
+        """A turn no request waits for, taking the idle session at once (so a message
+        steered right after joins it); None when a turn runs already."""
+        if not self.turns.take():
+            return None
+
+        async def turn() -> StopReason:
+            try:
+                return await self._turn(content)
+            finally:
+                self.turns.release()
+
+        return asyncio.create_task(turn())
+
+    async def steer(self, content: str | list[dict]) -> bool:
+        """Add the user's message to the running turn, at its next model call (the work in
+        flight goes on); False when no turn runs."""
+        return self.turns.steer(content)
+
     async def cancel(self) -> None:
-        """Stop the running turn now; `prompt` then answers `cancelled`."""
+        """Stop the running turn now, and drop the queued prompts and steered messages;
+        `prompt` then answers `cancelled` for each."""
+        self.turns.drop()
         if self._task is not None:
             self._task.cancel()
+
+    async def _steered(self, content: str | list[dict]) -> StopReason:
+        """The turn, continued while messages steered into it wait for a model call (one
+        that arrived as the model was finishing, or during a slash command)."""
+        stop = await self._dispatch(content)
+        while steered := self.turns.steered():
+            for later in steered[1:]:
+                self.turns.steer(later)  # for that run's first model call
+            stop = await self._run(steered[0])
+        return stop
 
     async def _dispatch(self, content: str | list[dict]) -> StopReason:
         text = content if isinstance(content, str) else text_of(content[:1])
@@ -452,7 +513,7 @@ class Session:
         try:
             return await turn.run(content)
         finally:
-            self.last_turn_usage = turn.usage
+            self.last_turn_usage = self.last_turn_usage + turn.usage
             self.record = self.store.update(self.record)
             await asyncio.shield(finish_turn(self.backend, self.restore_points))
 

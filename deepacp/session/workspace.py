@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from importlib.resources import files
 from pathlib import Path
+from typing import Protocol
 
 from deepacp.backends import (
     CompositeBackend,
@@ -17,6 +18,7 @@ from deepacp.backends import (
     PermissionBackend,
     PermissionRule,
 )
+from deepacp.backends.editor_review import EditorReview
 from deepacp.backends.protocol import Backend
 from deepacp.backends.sandbox import SandboxSetting
 from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, MEMORY_FILE
@@ -43,8 +45,20 @@ WorkspaceView = Callable[[FilesystemBackend], Backend]
 """How a face lets the agent see the workspace: through the editor, or as an overlay."""
 
 
-def through_editor(editor: EditorClient) -> WorkspaceView:
-    return lambda disk: EditorBackend(disk, editor)
+class ReviewSource(Protocol):
+    """What the user did in review to the agent's changes, as a note for the model."""
+
+    async def note(self) -> str | None:
+        """What the model has not been told yet (None: nothing)."""
+        ...
+
+    def forget_all(self) -> None:
+        """A fresh conversation: the model knows of no earlier change."""
+        ...
+
+
+def through_editor(editor: EditorClient, review: EditorReview | None = None) -> WorkspaceView:
+    return lambda disk: EditorBackend(disk, editor, review)
 
 
 def session_backend(

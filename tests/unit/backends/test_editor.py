@@ -42,7 +42,7 @@ class FakeEditor:
 
     async def read_text_file(self, path: str) -> str:
         self._ask("read", path)
-        return self.buffers.get(path, Path(path).read_text())
+        return self.buffers[path] if path in self.buffers else Path(path).read_text()
 
     async def write_text_file(self, path: str, content: str) -> None:
         self._ask("write", path)
