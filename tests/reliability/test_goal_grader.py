@@ -1,5 +1,7 @@
 """The goal grader is no way around approvals: a grader that tries to run a command or
-change a file gets only what the user approves, in every mode that asks."""
+change a file gets only what the user approves, in every mode that asks. (In accept-edits a
+command under the workspace-write sandbox runs unasked, the grader's as the agent's; with
+the sandbox off, as here, it asks.)"""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ async def test_the_grader_cannot_act_without_approval(agent_factory, model_reque
         (agent.workspace / "a.py").write_text("x = 1\n")
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id=mode)
+        await agent.conn.set_config_option(config_id="sandbox", session_id=session, value="off")
         await agent.prompt(session, "/goal a.py is correct")
         agent.client.answers = ["reject_once"] * 4
         response = await agent.prompt(session, "check it")
