@@ -26,7 +26,7 @@ from deepacp.backends.sandbox import (
     sandbox_problem,
 )
 from deepacp.config import DEFAULT_GOAL_ROUNDS, Effort, ModelPrices, load_config
-from deepacp.errors import ConfigError
+from deepacp.errors import ConfigError, DeepacpError
 from deepacp.events import (
     CommandsChanged,
     EffortChanged,
@@ -444,7 +444,16 @@ class Session:
 
     async def steer(self, content: str | list[dict]) -> bool:
         """Add the user's message to the running turn, at its next model call (the work in
-        flight goes on); False when no turn runs."""
+        flight goes on); False when no turn runs. `user_prompt_submit` hooks judge it as
+        they judge a prompt: refused, it is a `DeepacpError` saying why."""
+        if not self.turns.busy:
+            return False
+        refused = await self.hooks.before_prompt(
+            content if isinstance(content, str) else text_of(content)
+        )
+        if refused is not None:
+            await self.handler.emit(Notice(f"A hook refused the message: {refused}"))
+            raise DeepacpError(f"a hook refused the message: {refused}")
         return self.turns.steer(content)
 
     async def cancel(self) -> None:

@@ -4,11 +4,14 @@ timeout, and a workspace's hooks run only once the user trusts them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from acp import RequestError
 from acp import schema as S
 
 from tests.support.waits import marked, marked_pids, wait_for
@@ -268,6 +271,27 @@ async def test_hooks_refuse_a_prompt_and_answer_a_permission_request(
         [_, second] = model_requests()
         [result] = [m for m in second["messages"] if m.get("tool_call_id") == "g1"]
         assert "Refused by a hook: no rm here" in json.dumps(result)
+
+
+async def test_a_message_steered_into_a_turn_is_judged_like_a_prompt(
+    tmp_path, agent_factory, model_requests
+) -> None:
+    refuse = "grep -q secret-project && { echo 'not about that' >&2; exit 2; } || true"
+    write_hooks(
+        tmp_path / "home" / "hooks.json", [{"event": "user_prompt_submit", "command": refuse}]
+    )
+    turns = [{"content": "word " * 200, "delay_ms": 20}, {"content": "and more"}]
+    async with agent_factory(turns) as agent:
+        session = await agent.new_session()
+        running = asyncio.create_task(agent.prompt(session, "talk"))
+        await wait_for(lambda: len(agent.client.of(S.AgentMessageChunk)) >= 3, 30)
+        text = [{"type": "text", "text": "now tell me about secret-project"}]
+        with pytest.raises(RequestError) as refused:
+            await agent.raw_request("_session/steering", {"sessionId": session, "prompt": text})
+        assert "a hook refused the message: not about that" in str(refused.value)
+        assert (await running).stop_reason == "end_turn"
+        assert "A hook refused the message: not about that" in agent.client.text()
+        assert "secret-project" not in json.dumps(model_requests())  # the model never saw it
 
 
 UNTRUSTED = [{"content": "Hello."}, {"content": "Hello again."}]
