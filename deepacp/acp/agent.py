@@ -20,6 +20,8 @@ from deepacp.acp import updates
 from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
+from deepacp.backends.remote import RemoteBackend
+from deepacp.backends.runners import Runner, parse_remote, runner_for
 from deepacp.backends.sandbox import (
     DEFAULT_POLICY,
     SandboxPolicy,
@@ -151,6 +153,8 @@ class DeepacpAgent:
             sandbox=_start_policy(options.sandbox),
         )
         self._background: set[asyncio.Task] = set()
+        self._runner: Runner | None = None
+        """The connection to the --remote machine, shared by its sessions."""
 
     def on_connect(self, conn: Client) -> None:
         return None  # the connection is made for us (`run_connection`)
@@ -228,20 +232,31 @@ class DeepacpAgent:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _open(
+    async def _remote(self) -> RemoteBackend | None:
+        """The --remote checkout, once its machine answers (None: sessions work locally)."""
+        if self.options.remote is None:
+            return None
+        target = parse_remote(self.options.remote)
+        self._runner = self._runner or runner_for(target)
+        return await RemoteBackend.connect(target, self._runner)
+
+    async def _open(
         self,
         record: SessionRecord,
         mcp_servers: McpServers | None = None,
         directories: list[str] | None = None,
+        remote: RemoteBackend | None = None,
     ) -> Session:
         if (session := self.manager.get(record.id)) is not None:
             return session
+        remote = remote or await self._remote()
         editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
         workspace = Workspace(
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
-            through_editor(editor) if editor.useful else None,
+            through_editor(editor) if editor.useful and remote is None else None,
+            remote,
         )
 
         def config_options() -> list[Any]:
@@ -250,8 +265,8 @@ class DeepacpAgent:
         handler = AcpSessionHandler(self.conn, record.id, self.client_capabilities, config_options)
         return self.manager.open(record, workspace, handler)
 
-    def _session(self, session_id: str) -> Session:
-        return self.manager.get(session_id) or self._open(self.manager.record(session_id))
+    async def _session(self, session_id: str) -> Session:
+        return self.manager.get(session_id) or await self._open(self.manager.record(session_id))
 
     async def new_session(
         self,
@@ -264,8 +279,9 @@ class DeepacpAgent:
         if not path.is_absolute() or not path.is_dir():
             raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
         _roots(cwd, additional_directories)  # bad ones refused before anything is stored
+        remote = await self._remote()  # an unreachable one is refused before it is stored too
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
-        session = self._open(record, mcp_servers, additional_directories)
+        session = await self._open(record, mcp_servers, additional_directories, remote)
         self._spawn(session.announce())  # after the response: Zed drops updates before it
         return S.NewSessionResponse(session_id=record.id, **self._state(session))
 
@@ -278,7 +294,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
-        session = self._open(record, mcp_servers, additional_directories)
+        session = await self._open(record, mcp_servers, additional_directories)
         if session.running:
             raise SessionBusy("the session is running a turn")
         for event in await session.history():
@@ -295,7 +311,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.ResumeSessionResponse:
         record = self.manager.record(session_id, cwd)
-        session = self._open(record, mcp_servers, additional_directories)
+        session = await self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ResumeSessionResponse(**self._state(session))
 
@@ -332,7 +348,7 @@ class DeepacpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **_: Any
     ) -> S.SetSessionModeResponse:
-        await self._set_mode(self._session(session_id), mode_id)
+        await self._set_mode(await self._session(session_id), mode_id)
         return S.SetSessionModeResponse()
 
     async def _set_mode(self, session: Session, mode_id: str) -> None:
@@ -345,7 +361,7 @@ class DeepacpAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **_: Any
     ) -> S.SetSessionConfigOptionResponse:
-        session = self._session(session_id)
+        session = await self._session(session_id)
         if config_id == "mode":
             await self._set_mode(session, str(value))
         elif config_id == "model":
@@ -366,7 +382,7 @@ class DeepacpAgent:
         )
 
     async def prompt(self, session_id: str, prompt: PromptBlocks, **_: Any) -> S.PromptResponse:
-        session = self._session(session_id)
+        session = await self._session(session_id)
         stop = await session.prompt(updates.prompt_content(prompt, session.record.cwd))
         return S.PromptResponse(
             stop_reason=stop, field_meta=updates.turn_meta(session.last_turn_usage)
@@ -386,6 +402,8 @@ class DeepacpAgent:
         for task in self._background:
             task.cancel()
         await self.manager.shutdown()
+        if self._runner is not None:
+            await self._runner.close()
 
 
 def make_handler(agent: DeepacpAgent) -> Any:

@@ -105,3 +105,10 @@ def running_sshd(folder: Path) -> Iterator[SshServer]:
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    """One sshd for the whole test run (skipped where it cannot start)."""
+    with running_sshd(tmp_path_factory.mktemp("sshd")) as server:
+        yield server
