@@ -14,6 +14,7 @@ import contextlib
 import os
 import shlex
 import shutil
+import signal
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 from urllib.parse import unquote, urlsplit
 
+from deepacp.backends.shell import lifeline, watched
 from deepacp.errors import RemoteUnavailable
 
 SSH_CONFIG_ENV = "DEEPACP_SSH_CONFIG"
@@ -87,20 +89,16 @@ class Runner(Protocol):
     async def close(self) -> None: ...
 
 
-async def _output(argv: Sequence[str], stderr_file: Path | None = None) -> tuple[int, str]:
+async def _output(argv: Sequence[str]) -> tuple[int, str]:
     """Run `argv` locally to its end; its exit code and what it said on stderr."""
-    with contextlib.ExitStack() as stack:
-        err = stack.enter_context(open(stderr_file, "wb")) if stderr_file else None
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=err or asyncio.subprocess.PIPE,
-        )
-        _, said = await proc.communicate()
-    if stderr_file is not None:
-        said = stderr_file.read_bytes()
-    return proc.returncode or 0, (said or b"").decode("utf-8", "replace")
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, said = await proc.communicate()
+    return proc.returncode or 0, said.decode("utf-8", "replace")
 
 
 def last_line(text: str) -> str:
@@ -109,14 +107,16 @@ def last_line(text: str) -> str:
 
 
 class SshRunner:
-    """`ssh HOST`, in batch mode (never a prompt) over one master connection that lives in
-    a private temporary folder, so an operation does not pay for a new login."""
+    """`ssh HOST`, in batch mode (never a prompt) over one master connection — a child of
+    this process, its socket in a private temporary folder — so an operation does not pay
+    for a new login."""
 
     def __init__(self, target: RemoteTarget, config: str | None = None) -> None:
         self.target = target
         self.config = config if config is not None else os.environ.get(SSH_CONFIG_ENV)
         self._folder = Path(tempfile.mkdtemp(prefix="deepacp-ssh-"))  # 0700
         self.control = self._folder / "master"
+        self._master: asyncio.subprocess.Process | None = None
 
     def _options(self) -> list[str]:
         options = ["-T", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT}"]
@@ -136,22 +136,44 @@ class SshRunner:
     async def connect(self) -> None:
         if shutil.which("ssh") is None:
             raise RemoteUnavailable("ssh is not installed here; install OpenSSH's client")
-        check = ["ssh", *self._options(), "-O", "check", "--", self.target.host]
-        if self.control.exists() and (await _output(check))[0] == 0:
-            return
+        if self._master is not None and self._master.returncode is None:
+            if self.control.exists():
+                return
+            await self.close_master()
         self.control.unlink(missing_ok=True)
-        master = ["ssh", *self._options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=yes"]
-        # -f: it goes to the background once logged in, keeping stderr: so stderr is a file.
-        code, said = await _output(
-            [*master, "-N", "-f", "--", self.target.host], self._folder / "connect.log"
-        )
-        if code != 0:
+        log = self._folder / "connect.log"
+        master = ["ssh", *self._options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no"]
+        fd = lifeline()  # the master dies with this process, however it ends
+        with open(log, "wb") as err:
+            self._master = await asyncio.create_subprocess_exec(
+                *watched([*master, "-N", "--", self.target.host], fd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+                pass_fds=(fd,),
+            )
+        deadline = asyncio.get_running_loop().time() + CONNECT_TIMEOUT + 5
+        # Logged in once its socket is there; gone if it exits (refused, unreachable).
+        while not self.control.exists() and self._master.returncode is None:
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._master.wait()), 0.05)
+        if not self.control.exists():
+            await self.close_master()
+            said = log.read_text(encoding="utf-8", errors="replace")
             raise RemoteUnavailable(f"cannot reach {self.target}: {last_line(said)}")
 
+    async def close_master(self) -> None:
+        if self._master is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._master.pid, signal.SIGKILL)
+            await self._master.wait()
+            self._master = None
+
     async def close(self) -> None:
-        if self.control.exists():
-            with contextlib.suppress(OSError):
-                await _output(["ssh", *self._options(), "-O", "exit", "--", self.target.host])
+        await self.close_master()
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
