@@ -3,13 +3,17 @@ machine (a real sshd on 127.0.0.1), driven by an editor over ACP."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 from acp import RequestError
 from acp import schema as S
 
+from tests.support.acp import DEEPACP
 from tests.support.sshd import SshServer, ssh_server  # noqa: F401  (fixture)
 
 
@@ -109,3 +113,74 @@ async def test_an_unusable_remote_is_a_one_line_error_at_session_new_and_the_ser
         assert error.value.code == -32000 and "\n" not in str(error.value)
         assert re.search(message, str(error.value)), str(error.value)
         assert (await agent.conn.list_sessions()).sessions == []  # nothing stored, still up
+
+
+async def test_on_a_remote_commands_are_asked_in_accept_edits_and_cannot_be_sandboxed(
+    agent_factory,
+    ssh_server: SshServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    remote = tmp_path / "checkout"
+    remote.mkdir()
+    turns = [
+        {"tool_calls": [call("w", "write_file", file_path="notes.txt", content="hi\n")]},
+        {"tool_calls": [call("x", "execute", command="cat notes.txt > copy.txt")]},
+        {"content": "done"},
+    ]
+    async with agent_factory(
+        turns, args=("--remote", ssh_server.url(remote)), env=ssh_server.env()
+    ) as agent:
+        session = await agent.new_session()
+        with pytest.raises(RequestError):
+            await agent.conn.set_config_option(
+                config_id="sandbox", session_id=session, value="workspace-write"
+            )
+        await agent.conn.set_session_mode(session_id=session, mode_id="accept-edits")
+        agent.client.answers = ["reject_once"]
+        assert (await agent.prompt(session, "copy the notes")).stop_reason == "end_turn"
+        asked = [r.tool_call.tool_call_id for r in agent.client.permission_requests]
+        assert asked == ["x"]  # the edit needed no question; the unsandboxed command did
+        assert (remote / "notes.txt").read_text() == "hi\n"
+        assert not (remote / "copy.txt").exists()
+        assert "without a sandbox" in agent.client.text(session)
+
+
+EDIT = [
+    {"tool_calls": [call("e", "edit_file", file_path="a.py", old_string="1", new_string="2")]},
+    {"content": "Done."},
+]
+
+
+def test_deepacp_run_edits_the_remote_checkout(
+    ssh_server: SshServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    remote = tmp_path / "checkout"
+    remote.mkdir()
+    (remote / "a.py").write_text("x = 1\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": EDIT}))
+    env = {**os.environ, **ssh_server.env(), "DEEPACP_HOME": str(tmp_path / "home")}
+    argv = [DEEPACP, "run", "--mode", "yolo", "--model", f"scripted:{script}", "bump"]
+    done = subprocess.run(
+        [*argv[:2], "--remote", ssh_server.url(remote), *argv[2:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-x = 1\n+x = 2" in done.stdout
+    assert (remote / "a.py").read_text() == "x = 2\n"
+    bad = subprocess.run(
+        [*argv[:2], "--remote", "ssh://127.0.0.1:1/srv", *argv[2:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert bad.stderr.startswith("deepacp: cannot reach ssh://127.0.0.1:1/srv")

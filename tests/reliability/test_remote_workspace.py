@@ -53,7 +53,7 @@ async def test_the_escape_corpus_stays_in_the_remote_root(
     workspace, outside, home = hostile_tree(tmp_path)
     before = snapshot(tmp_path, workspace)
     links = [p for p in corpus() if any(p == k or p.startswith(k + "/") for k in ALL_LINKS)]
-    chosen = list(dict.fromkeys(links + sample(corpus(), size(60, 400))))
+    chosen = list(dict.fromkeys(links + sample(corpus(), size(30, 400))))
     paths = [p.format(workspace=workspace, outside=outside, home=home) for p in chosen]
     backend = await connect(ssh_server, workspace)
     try:
