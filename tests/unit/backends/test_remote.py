@@ -12,6 +12,7 @@ import pytest
 
 from deepacp.backends import BackendError, NotFoundError, PathError, ShellCommand
 from deepacp.backends.paths import confine
+from deepacp.backends.pysearch import not_ignored, walk_files
 from deepacp.backends.remote import RemoteBackend
 from deepacp.backends.remote_script import Refused
 from deepacp.backends.remote_script import confine as remote_confine
@@ -259,3 +260,26 @@ def test_the_remote_confinement_agrees_with_the_local_one(tmp_path: Path) -> Non
             except Refused as refused:
                 there = refused.kind
             assert there == local, (rel, follow)
+
+
+def test_gitignore_rules_applied_to_a_listing_match_the_local_walk(tmp_path: Path) -> None:
+    tree = {
+        ".gitignore": "*.log\nbuild/\n!keep.log\n/top.txt\n",
+        "a/.gitignore": "*.tmp\n!b/\n",
+        "a/x.tmp": "",
+        "a/b/y.tmp": "",
+        "a/b/z.py": "",
+        "build/out.py": "",
+        "src/build/deep.py": "",
+        "keep.log": "",
+        "drop.log": "",
+        "top.txt": "",
+        "src/top.txt": "",
+        "src/app.py": "",
+    }
+    for name, text in tree.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    everything = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()]
+    gitignores = {"": tree[".gitignore"], "a": tree["a/.gitignore"]}
+    assert sorted(not_ignored(everything, gitignores)) == sorted(walk_files(tmp_path))
