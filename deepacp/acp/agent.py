@@ -40,6 +40,7 @@ from deepacp.errors import (
     ConfigError,
     DeepacpError,
     ModelConfigError,
+    RemoteUnavailable,
     SessionBusy,
     SessionNotFound,
     TurnError,
@@ -155,6 +156,8 @@ class DeepacpAgent:
         self._background: set[asyncio.Task] = set()
         self._runner: Runner | None = None
         """The connection to the --remote machine, shared by its sessions."""
+        self._remote: RemoteBackend | None = None
+        """The --remote checkout as last reached (None: not yet, or no --remote)."""
 
     def on_connect(self, conn: Client) -> None:
         return None  # the connection is made for us (`run_connection`)
@@ -232,31 +235,36 @@ class DeepacpAgent:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _remote(self) -> RemoteBackend | None:
-        """The --remote checkout, once its machine answers (None: sessions work locally)."""
+    async def _reach_remote(self) -> None:
+        """Check that the --remote checkout answers before a session opens on it (a
+        `RemoteUnavailable` says why not); without --remote, nothing to do."""
         if self.options.remote is None:
-            return None
+            return
         target = parse_remote(self.options.remote)
         self._runner = self._runner or runner_for(target)
-        return await RemoteBackend.connect(target, self._runner)
+        self._remote = await RemoteBackend.connect(target, self._runner)
 
-    async def _open(
+    def _open(
         self,
         record: SessionRecord,
         mcp_servers: McpServers | None = None,
         directories: list[str] | None = None,
-        remote: RemoteBackend | None = None,
     ) -> Session:
         if (session := self.manager.get(record.id)) is not None:
             return session
-        remote = remote or await self._remote()
+        remote = self._remote
+        if self.options.remote is not None and remote is None:
+            raise RemoteUnavailable(
+                f"{self.options.remote} has not been reached yet: open the session with "
+                "session/load or session/resume"
+            )
         editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
         workspace = Workspace(
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
             through_editor(editor) if editor.useful and remote is None else None,
-            remote,
+            remote=remote,
         )
 
         def config_options() -> list[Any]:
@@ -265,8 +273,8 @@ class DeepacpAgent:
         handler = AcpSessionHandler(self.conn, record.id, self.client_capabilities, config_options)
         return self.manager.open(record, workspace, handler)
 
-    async def _session(self, session_id: str) -> Session:
-        return self.manager.get(session_id) or await self._open(self.manager.record(session_id))
+    def _session(self, session_id: str) -> Session:
+        return self.manager.get(session_id) or self._open(self.manager.record(session_id))
 
     async def new_session(
         self,
@@ -279,9 +287,9 @@ class DeepacpAgent:
         if not path.is_absolute() or not path.is_dir():
             raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
         _roots(cwd, additional_directories)  # bad ones refused before anything is stored
-        remote = await self._remote()  # an unreachable one is refused before it is stored too
+        await self._reach_remote()  # an unreachable one is refused before anything is stored
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
-        session = await self._open(record, mcp_servers, additional_directories, remote)
+        session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())  # after the response: Zed drops updates before it
         return S.NewSessionResponse(session_id=record.id, **self._state(session))
 
@@ -294,7 +302,8 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
-        session = await self._open(record, mcp_servers, additional_directories)
+        await self._reach_remote()
+        session = self._open(record, mcp_servers, additional_directories)
         if session.running:
             raise SessionBusy("the session is running a turn")
         for event in await session.history():
@@ -311,7 +320,8 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.ResumeSessionResponse:
         record = self.manager.record(session_id, cwd)
-        session = await self._open(record, mcp_servers, additional_directories)
+        await self._reach_remote()
+        session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ResumeSessionResponse(**self._state(session))
 
@@ -348,7 +358,7 @@ class DeepacpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **_: Any
     ) -> S.SetSessionModeResponse:
-        await self._set_mode(await self._session(session_id), mode_id)
+        await self._set_mode(self._session(session_id), mode_id)
         return S.SetSessionModeResponse()
 
     async def _set_mode(self, session: Session, mode_id: str) -> None:
@@ -361,7 +371,7 @@ class DeepacpAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **_: Any
     ) -> S.SetSessionConfigOptionResponse:
-        session = await self._session(session_id)
+        session = self._session(session_id)
         if config_id == "mode":
             await self._set_mode(session, str(value))
         elif config_id == "model":
@@ -382,7 +392,7 @@ class DeepacpAgent:
         )
 
     async def prompt(self, session_id: str, prompt: PromptBlocks, **_: Any) -> S.PromptResponse:
-        session = await self._session(session_id)
+        session = self._session(session_id)
         stop = await session.prompt(updates.prompt_content(prompt, session.record.cwd))
         return S.PromptResponse(
             stop_reason=stop, field_meta=updates.turn_meta(session.last_turn_usage)
