@@ -19,6 +19,10 @@ SANDBOX_HELP = (
     "how commands are confined: workspace-write (default where bubblewrap works), "
     "workspace-write+network, read-only, off"
 )
+REMOTE_HELP = (
+    "work on a checkout on another machine: ssh://[user@]host[:port]/path/to/repo "
+    "(or docker://container/path); its files and commands are there"
+)
 USAGE_EXAMPLES = """\
 examples:
   deepacp --stdio                       ACP agent server for Zed, JetBrains and other ACP clients
@@ -27,6 +31,7 @@ examples:
   deepacp run --model anthropic:claude-sonnet-4-5 "add type hints to utils.py"
   deepacp run --mode yolo "run the tests and fix what fails"
   deepacp run --effort high "why does the parser reject this file?"
+  deepacp --stdio --remote ssh://me@build-box/home/me/repo   a checkout on another machine
 """
 
 
@@ -51,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-plan", action="store_true", help="do not offer the plan tool (write_todos)"
     )
     parser.add_argument("--sandbox", metavar="POLICY", help=SANDBOX_HELP)
+    parser.add_argument("--remote", metavar="URL", help=REMOTE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
     commands.add_parser("lsp", help="serve the Language Server Protocol on stdin/stdout")
@@ -77,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--goal", help="what done looks like: a grader checks the work before the turn ends"
     )
+    run.add_argument("--remote", dest="run_remote", metavar="URL", help=REMOTE_HELP)
     return parser
 
 
@@ -107,7 +114,10 @@ def main(argv: list[str] | None = None) -> int:
             from deepacp.config import ServerOptions
 
             options = ServerOptions(
-                model=args.model, planning=not args.no_plan, sandbox=sandbox_flag(args.sandbox)
+                model=args.model,
+                planning=not args.no_plan,
+                sandbox=sandbox_flag(args.sandbox),
+                remote=args.remote,
             )
             return serve(options)
         if args.command == "lsp":
@@ -127,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
 
             sandbox = sandbox_flag(args.run_sandbox or args.sandbox)
             model = args.run_model or args.model
+            remote = args.run_remote or args.remote
             return run_headless(
-                args.prompt, args.cwd, model, args.mode, args.effort, sandbox, args.goal
+                args.prompt, args.cwd, model, args.mode, args.effort, sandbox, args.goal, remote
             )
         build_parser().print_help()
         return 0

@@ -68,6 +68,8 @@ class ServerOptions:
     """Offer write_todos, which editors show as a plan (--no-plan turns it off)."""
     sandbox: SandboxPolicy | None = None
     """The --sandbox flag (None: config.toml, then the default)."""
+    remote: str | None = None
+    """The --remote URL: every session works on that remote checkout (None: locally)."""
 
 
 @dataclass(frozen=True)

@@ -46,3 +46,8 @@ class SessionInUse(DeepacpError):
 
 class StoreError(DeepacpError):
     """The session store under `$DEEPACP_HOME` cannot be used (a corrupt database, say)."""
+
+
+class RemoteUnavailable(DeepacpError):
+    """A remote workspace that cannot be used: a bad URL, a host that cannot be reached or
+    refuses the login, a path that is not there."""

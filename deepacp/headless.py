@@ -63,7 +63,9 @@ class TerminalHandler:
             mark = "ok" if event.status == "completed" else "failed"
             self._print(f"   {mark}: {self.titles.get(event.tool_call_id, event.tool_call_id)}")
             if event.diff is not None:
-                shown = os.path.relpath(event.diff.path, self.cwd)
+                shown = event.diff.path  # a remote workspace's: relative to its root
+                if os.path.isabs(shown):
+                    shown = os.path.relpath(shown, self.cwd)
                 print(unified_diff(shown, event.diff.old_text, event.diff.new_text), end="")
             elif event.status == "failed":
                 print(f"   {event.text.strip().splitlines()[-1] if event.text.strip() else ''}")
@@ -102,16 +104,22 @@ async def _run(
     effort: Effort | None,
     sandbox: SandboxPolicy,
     goal: str | None = None,
+    remote_url: str | None = None,
 ) -> int:
+    from deepacp.backends.remote import RemoteBackend
+    from deepacp.backends.runners import parse_remote
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
     from deepacp.session.store import open_store
 
+    remote = None
+    if remote_url is not None:
+        remote = await RemoteBackend.connect(parse_remote(remote_url))
     manager = SessionManager(open_store(deepacp_home()), resolve_model, sandbox=sandbox)
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
         record = manager.new_record(str(cwd), mode, spec, effort, goal)
-        session = manager.open(record, Workspace(str(cwd)), handler)
+        session = manager.open(record, Workspace(str(cwd), remote=remote), handler)
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))
 
@@ -130,6 +138,8 @@ async def _run(
             return 128 + stopped_by[0]
     finally:
         await manager.shutdown()  # the session is closed, its MCP servers and claim released
+        if remote is not None:
+            await remote.close()
     handler._print(f"[{stop}; session {record.id}]")
     return 0 if stop == "end_turn" else 1
 
@@ -142,6 +152,7 @@ def run_headless(
     effort: str | None = None,
     sandbox: SandboxPolicy | None = None,
     goal: str | None = None,
+    remote: str | None = None,
 ) -> int:
     workspace = Path(cwd or ".").resolve()
     if not workspace.is_dir():
@@ -151,4 +162,4 @@ def run_headless(
     level = parse_effort(effort, "--effort") if effort is not None else None
     policy = sandbox_policy(sandbox)
     goal = goal.strip() if goal else None
-    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level, policy, goal))
+    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level, policy, goal, remote))

@@ -27,6 +27,8 @@ from deepacp.acp.capabilities import (
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.transport import StdioTransport
 from deepacp.backends.editor_review import EditorReview
+from deepacp.backends.remote import RemoteBackend
+from deepacp.backends.runners import Runner, parse_remote, runner_for
 from deepacp.backends.sandbox import (
     DEFAULT_POLICY,
     SandboxPolicy,
@@ -45,6 +47,7 @@ from deepacp.errors import (
     ConfigError,
     DeepacpError,
     ModelConfigError,
+    RemoteUnavailable,
     SessionBusy,
     SessionNotFound,
     TurnError,
@@ -159,6 +162,10 @@ class DeepacpAgent:
             sandbox=_start_policy(options.sandbox),
         )
         self._background: set[asyncio.Task] = set()
+        self._runner: Runner | None = None
+        """The connection to the --remote machine, shared by its sessions."""
+        self._remote: RemoteBackend | None = None
+        """The --remote checkout as last reached (None: not yet, or no --remote)."""
 
     def on_connect(self, conn: Client) -> None:
         return None  # the connection is made for us (`run_connection`)
@@ -236,6 +243,15 @@ class DeepacpAgent:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    async def _reach_remote(self) -> None:
+        """Check that the --remote checkout answers before a session opens on it (a
+        `RemoteUnavailable` says why not); without --remote, nothing to do."""
+        if self.options.remote is None:
+            return
+        target = parse_remote(self.options.remote)
+        self._runner = self._runner or runner_for(target)
+        self._remote = await RemoteBackend.connect(target, self._runner)
+
     def _open(
         self,
         record: SessionRecord,
@@ -244,14 +260,21 @@ class DeepacpAgent:
     ) -> Session:
         if (session := self.manager.get(record.id)) is not None:
             return session
+        remote = self._remote
+        if self.options.remote is not None and remote is None:
+            raise RemoteUnavailable(
+                f"{self.options.remote} has not been reached yet: open the session with "
+                "session/load or session/resume"
+            )
         editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
         review = EditorReview(editor) if editor.can_write else None
         workspace = Workspace(
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
-            through_editor(editor, review) if editor.useful else None,
+            through_editor(editor, review) if editor.useful and remote is None else None,
             review,
+            remote=remote,
         )
 
         def config_options() -> list[Any]:
@@ -274,6 +297,7 @@ class DeepacpAgent:
         if not path.is_absolute() or not path.is_dir():
             raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
         _roots(cwd, additional_directories)  # bad ones refused before anything is stored
+        await self._reach_remote()  # an unreachable one is refused before anything is stored
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())  # after the response: Zed drops updates before it
@@ -288,6 +312,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
+        await self._reach_remote()
         session = self._open(record, mcp_servers, additional_directories)
         if session.running:
             raise SessionBusy("the session is running a turn")
@@ -305,6 +330,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.ResumeSessionResponse:
         record = self.manager.record(session_id, cwd)
+        await self._reach_remote()
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ResumeSessionResponse(**self._state(session))
@@ -472,6 +498,8 @@ class DeepacpAgent:
         for task in self._background:
             task.cancel()
         await self.manager.shutdown()
+        if self._runner is not None:
+            await self._runner.close()
 
 
 def make_handler(agent: DeepacpAgent) -> Any:

@@ -77,6 +77,32 @@ def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: 
     return False
 
 
+def not_ignored(files: Iterable[str], gitignores: dict[str, str]) -> list[str]:
+    """The workspace paths in `files` that no .gitignore excludes, by the same rules as
+    `walk_files`: `gitignores` maps a folder (a workspace path) to its .gitignore's text."""
+    specs = {d: pathspec.GitIgnoreSpec.from_lines(t.splitlines()) for d, t in gitignores.items()}
+
+    def chain(folder: str) -> list[tuple[str, pathspec.GitIgnoreSpec]]:
+        parts = folder.split("/") if folder else []
+        bases = ["/".join(parts[:depth]) for depth in range(len(parts) + 1)]
+        return [(base, specs[base]) for base in bases if base in specs]
+
+    verdicts: dict[str, bool] = {"": False}
+
+    def folder_ignored(folder: str) -> bool:
+        if folder not in verdicts:
+            parent = folder.rpartition("/")[0]
+            verdicts[folder] = folder_ignored(parent) or _ignored(chain(parent), folder, True)
+        return verdicts[folder]
+
+    kept = []
+    for path in files:
+        folder = path.rpartition("/")[0]
+        if not folder_ignored(folder) and not _ignored(chain(folder), path, False):
+            kept.append(path)
+    return kept
+
+
 def is_excluded(path: str, exclude: Iterable[str]) -> bool:
     """True when the workspace path is one of the `exclude` folders or inside one."""
     return any(path == folder or path.startswith(folder + "/") for folder in exclude)

@@ -179,51 +179,77 @@ class LocalShell:
     async def _run(
         self, argv: list[str], timeout: float, on_output: OutputCallback | None
     ) -> ExecuteResult:
-        fd = lifeline()
-        proc = await asyncio.create_subprocess_exec(
-            *watched(argv, fd),
+        return await run_streamed(
+            argv,
             cwd=self.root,
             env=self.env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=(fd,),
+            timeout=timeout,
+            on_output=on_output,
+            max_output=self.max_output,
         )
-        capture = _Capture(self.max_output)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
-        async def pump() -> None:
-            assert proc.stdout is not None
-            while chunk := await proc.stdout.read(65536):
-                text = decoder.decode(chunk)
-                capture.add(text)
-                if on_output is not None and text:
-                    result = on_output(text)
-                    if inspect.isawaitable(result):
-                        await result
-            capture.add(decoder.decode(b"", final=True))
-            await proc.wait()
 
-        timed_out = False
-        try:
-            await asyncio.wait_for(pump(), timeout)
-        except TimeoutError:
-            timed_out = True
-        finally:
-            # Kill the group on timeout or cancel, and reap background children too.
-            kill_group(proc)
-            if proc.returncode is None:
-                try:
-                    await asyncio.shield(proc.wait())
-                except asyncio.CancelledError:
-                    pass
-        return ExecuteResult(
-            output=capture.text(),
-            exit_code=None if timed_out else proc.returncode,
-            truncated=capture.truncated,
-            timed_out=timed_out,
-        )
+async def run_streamed(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    on_output: OutputCallback | None,
+    max_output: int,
+    hold_stdin: bool = False,
+) -> ExecuteResult:
+    """Run `argv` in a process group of its own, telling `on_output` what it prints, and
+    kill the whole group on timeout, on cancel, and when this process dies (`lifeline`).
+    `hold_stdin`: its stdin is a pipe kept open until it ends (a remote runner's watchdog
+    reads it), not /dev/null."""
+    fd = lifeline()
+    proc = await asyncio.create_subprocess_exec(
+        *watched(argv, fd),
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.PIPE if hold_stdin else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+        pass_fds=(fd,),
+    )
+    capture = _Capture(max_output)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    async def pump() -> None:
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(65536):
+            text = decoder.decode(chunk)
+            capture.add(text)
+            if on_output is not None and text:
+                result = on_output(text)
+                if inspect.isawaitable(result):
+                    await result
+        capture.add(decoder.decode(b"", final=True))
+        await proc.wait()
+
+    timed_out = False
+    try:
+        await asyncio.wait_for(pump(), timeout)
+    except TimeoutError:
+        timed_out = True
+    finally:
+        # Kill the group on timeout or cancel, and reap background children too.
+        kill_group(proc)
+        if proc.stdin is not None:
+            proc.stdin.close()
+        if proc.returncode is None:
+            try:
+                await asyncio.shield(proc.wait())
+            except asyncio.CancelledError:
+                pass
+    return ExecuteResult(
+        output=capture.text(),
+        exit_code=None if timed_out else proc.returncode,
+        truncated=capture.truncated,
+        timed_out=timed_out,
+    )
 
 
 def command_policy(sandbox: Sandbox | None, run: ShellCommand) -> SandboxPolicy | None:

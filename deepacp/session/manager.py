@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepacp.backends.remote import RemoteBackend
 from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy
 from deepacp.config import Effort
 from deepacp.errors import SessionNotFound, WrongWorkspace
@@ -29,14 +30,16 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Workspace:
     """Where a session works, as the face was told: the root, more roots, the MCP servers
-    to connect, how the files are seen (through the editor, as an overlay) and where the
-    model hears what the user did to its changes in review."""
+    to connect, how the files are seen (through the editor, as an overlay), where the
+    model hears what the user did to its changes in review — or the remote checkout that
+    stands instead of the root (`RemoteBackend`)."""
 
     cwd: str
     extra_roots: tuple[str, ...] = ()
     mcp_servers: tuple[McpServer, ...] = ()
     view: WorkspaceView | None = None
     review: ReviewSource | None = None
+    remote: RemoteBackend | None = None
 
 
 class SessionManager:
@@ -127,6 +130,7 @@ class SessionManager:
             mcp_servers=workspace.mcp_servers,
             harness_ready=self.harness_ready,
             sandbox=self.sandbox,
+            remote=workspace.remote,
         )
 
     async def _watch_skills(self, session: Session) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Protocol, cast
 
 from deepacp.backends.filesystem import keep_write_journal
 from deepacp.backends.protocol import Backend
+from deepacp.backends.remote import RemoteBackend
 from deepacp.backends.sandbox import (
     DEFAULT_POLICY,
     Sandbox,
@@ -102,6 +103,7 @@ class Session:
         mcp_servers: Sequence[McpServer] = (),
         harness_ready: Ready = no_wait,
         sandbox: SandboxPolicy = DEFAULT_POLICY,
+        remote: RemoteBackend | None = None,
     ) -> None:
         self.record = record
         self.store = store
@@ -111,6 +113,11 @@ class Session:
         self.planning = planning
         self.policy = ApprovalPolicy(mode=record.mode)
         self.policy.runs_code_later = lambda path: runs_code_later(self.backend, path)
+        self.remote = remote
+        """The remote checkout the session works on (None: the local workspace). Its
+        commands have no sandbox, so every one is asked about as with `off`."""
+        if remote is not None:
+            sandbox = "off"
         self.sandbox = SandboxSetting(sandbox, unasked=record.mode == "accept-edits")
         self.policy.sandbox = lambda: self.sandbox.effective
         self._sandbox_told = False
@@ -159,6 +166,7 @@ class Session:
             extra_roots=self._extra_roots,
             sandbox=self.sandbox,
             recorded=lambda workspace: RecordingBackend(workspace, self.restore_points),
+            remote=self.remote,
         )
 
     @property
@@ -245,6 +253,15 @@ class Session:
         await self._report_sandbox()
 
     async def _report_sandbox(self) -> None:
+        if self.remote is not None and not self._sandbox_told:
+            self._sandbox_told = True
+            await self.handler.emit(
+                Notice(
+                    f"Files and commands are on {self.remote.runner.target}. Commands run "
+                    "there without a sandbox, as with the sandbox off: approvals are what "
+                    "guards them."
+                )
+            )
         problem = sandbox_problem()
         if self._sandbox_told or self.sandbox.policy == "off" or problem is None:
             return
@@ -258,6 +275,11 @@ class Session:
 
     async def set_sandbox(self, policy: SandboxPolicy) -> None:
         """Change the sandbox policy; the next command runs under it."""
+        if self.remote is not None and policy != "off":
+            raise ConfigError(
+                f"commands on {self.remote.runner.target} cannot be sandboxed: there is no "
+                "sandbox on a remote workspace, and each command is asked about instead"
+            )
         self.sandbox.policy = policy
         await self._report_sandbox()
 

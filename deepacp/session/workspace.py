@@ -70,19 +70,23 @@ def session_backend(
     extra_roots: Sequence[str] = (),
     sandbox: SandboxSetting | None = None,
     recorded: Callable[[Backend], Backend] | None = None,
+    remote: Backend | None = None,
 ) -> Backend:
     """The workspace with a shell — seen through `view` (the editor's files and terminal,
     or an overlay) — plus: extra roots (reached by their absolute paths), the session's
     scratch space under $DEEPACP_HOME (offloaded text never lands in the project), the
     user's memory and skills (`/user/`), and the bundled skills, read-only. Commands run
     in `sandbox`, where the extra roots are writable like the workspace and $DEEPACP_HOME
-    is out of sight. `recorded` wraps the workspace (not the rest) to record its changes."""
+    is out of sight. `recorded` wraps the workspace (not the rest) to record its changes.
+    A `remote` workspace (`RemoteBackend`) stands instead of the local
+    one and its extra roots, its files and commands on its machine: never seen through
+    the editor, whose files and terminal are on another machine."""
 
     def seen(backend: FilesystemBackend) -> Backend:
         return view(backend) if view is not None else backend
 
     routes: dict[str, Backend] = {}
-    for root in extra_roots:
+    for root in extra_roots if remote is None else ():
         routes[root] = seen(FilesystemBackend(root, hidden=(home,)))
     for prefix in (LARGE_RESULTS_DIR, HISTORY_DIR):
         folder = scratch / prefix.strip("/")
@@ -92,6 +96,8 @@ def session_backend(
     routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), READ_ONLY)
     # $DEEPACP_HOME is reachable only through /user/, even inside the workspace (cwd ~).
     extra = [Path(root) for root in extra_roots]
+    if remote is not None:
+        return CompositeBackend(remote, routes)
     workspace = LocalShellBackend(cwd, hidden=(home,), sandbox=sandbox, extra_roots=extra)
     default = seen(workspace)
     return CompositeBackend(recorded(default) if recorded else default, routes)
