@@ -19,6 +19,10 @@ SANDBOX_HELP = (
     "how commands are confined: workspace-write (default where bubblewrap works), "
     "workspace-write+network, read-only, off"
 )
+SERVER_HELP = (
+    "run the harness on the LangGraph server at URL (`langgraph dev` in a deepacp checkout); "
+    "the files are the server's"
+)
 USAGE_EXAMPLES = """\
 examples:
   deepacp --stdio                       ACP agent server for Zed, JetBrains and other ACP clients
@@ -51,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-plan", action="store_true", help="do not offer the plan tool (write_todos)"
     )
     parser.add_argument("--sandbox", metavar="POLICY", help=SANDBOX_HELP)
+    parser.add_argument("--server", metavar="URL", help=SERVER_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
     commands.add_parser("lsp", help="serve the Language Server Protocol on stdin/stdout")
@@ -74,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="reasoning effort, where the model has it (default: effort in config.toml)",
     )
     run.add_argument("--sandbox", dest="run_sandbox", metavar="POLICY", help=SANDBOX_HELP)
+    run.add_argument("--server", dest="run_server", metavar="URL", help=SERVER_HELP)
     return parser
 
 
@@ -104,7 +110,10 @@ def main(argv: list[str] | None = None) -> int:
             from deepacp.config import ServerOptions
 
             options = ServerOptions(
-                model=args.model, planning=not args.no_plan, sandbox=sandbox_flag(args.sandbox)
+                model=args.model,
+                planning=not args.no_plan,
+                sandbox=sandbox_flag(args.sandbox),
+                server=args.server,
             )
             return serve(options)
         if args.command == "lsp":
@@ -124,7 +133,10 @@ def main(argv: list[str] | None = None) -> int:
 
             sandbox = sandbox_flag(args.run_sandbox or args.sandbox)
             model = args.run_model or args.model
-            return run_headless(args.prompt, args.cwd, model, args.mode, args.effort, sandbox)
+            server = args.run_server or args.server
+            return run_headless(
+                args.prompt, args.cwd, model, args.mode, args.effort, sandbox, server
+            )
         build_parser().print_help()
         return 0
     except DeepacpError as exc:

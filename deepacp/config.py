@@ -57,6 +57,8 @@ class ServerOptions:
     """Offer write_todos, which editors show as a plan (--no-plan turns it off)."""
     sandbox: SandboxPolicy | None = None
     """The --sandbox flag (None: config.toml, then the default)."""
+    server: str | None = None
+    """The --server URL: sessions run on that LangGraph server (None: in this process)."""
 
 
 @dataclass(frozen=True)

@@ -46,3 +46,7 @@ class SessionInUse(DeepacpError):
 
 class StoreError(DeepacpError):
     """The session store under `$DEEPACP_HOME` cannot be used (a corrupt database, say)."""
+
+
+class ServerUnavailable(DeepacpError):
+    """The LangGraph server a session runs on (`--server`) cannot be reached."""

@@ -95,17 +95,30 @@ class TerminalHandler:
 
 
 async def _run(
-    prompt: str, cwd: Path, spec: str, mode: Mode, effort: Effort | None, sandbox: SandboxPolicy
+    prompt: str,
+    cwd: Path,
+    spec: str,
+    mode: Mode,
+    effort: Effort | None,
+    sandbox: SandboxPolicy,
+    server: str | None = None,
 ) -> int:
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
     from deepacp.session.store import SessionStore
+    from deepacp.session.threads import ServerThreads
 
-    manager = SessionManager(SessionStore(deepacp_home()), resolve_model, sandbox=sandbox)
+    manager = SessionManager(
+        SessionStore(deepacp_home()),
+        resolve_model,
+        sandbox=sandbox,
+        server=ServerThreads(server) if server else None,
+    )
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
         record = manager.new_record(str(cwd), mode, spec, effort)
         session = manager.open(record, Workspace(str(cwd)), handler)
+        await session.start()
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))
 
@@ -135,12 +148,18 @@ def run_headless(
     mode: str,
     effort: str | None = None,
     sandbox: SandboxPolicy | None = None,
+    server: str | None = None,
 ) -> int:
+    """Run one prompt; with `server`, on that LangGraph server (its model unless `model`
+    is given, and its files: `cwd` is the workspace path there)."""
     workspace = Path(cwd or ".").resolve()
-    if not workspace.is_dir():
+    if not workspace.is_dir() and not server:
         raise SystemExit(f"deepacp: {workspace} is not a directory")
-    spec = configured_spec(model)
-    check_provider(spec)
+    if server:
+        spec = model or ""
+    else:
+        spec = configured_spec(model)
+        check_provider(spec)
     level = parse_effort(effort, "--effort") if effort is not None else None
     policy = sandbox_policy(sandbox)
-    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level, policy))
+    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level, policy, server))

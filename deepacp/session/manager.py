@@ -20,6 +20,7 @@ from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
 from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
 from deepacp.session.store import Records, SessionRecord, SessionStore
+from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import WorkspaceView, watched_skill_dirs
 
 log = logging.getLogger(__name__)
@@ -45,8 +46,11 @@ class SessionManager:
         planning: bool = True,
         harness_ready: Ready = no_wait,
         sandbox: SandboxPolicy = DEFAULT_POLICY,
+        server: ServerThreads | None = None,
     ) -> None:
         self.store = store
+        self.server = server
+        """The LangGraph server sessions run on (None: in this process)."""
         self.model_factory = model_factory
         self.planning = planning
         self.sandbox = sandbox
@@ -117,6 +121,7 @@ class SessionManager:
             mcp_servers=workspace.mcp_servers,
             harness_ready=self.harness_ready,
             sandbox=self.sandbox,
+            server=self.server,
         )
 
     async def _watch_skills(self, session: Session) -> None:
@@ -150,6 +155,8 @@ class SessionManager:
             return
         await self.close(session_id)
         await self.store.delete(record)
+        if self.server is not None:
+            await self.server.delete(record.thread_id)
 
     async def shutdown(self) -> None:
         for session_id in list(self.sessions):

@@ -41,6 +41,7 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
 from deepacp.session.store import Records, SessionRecord
+from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import WorkspaceView, session_backend
 
 log = logging.getLogger(__name__)
@@ -89,8 +90,11 @@ class Session:
         mcp_servers: Sequence[McpServer] = (),
         harness_ready: Ready = no_wait,
         sandbox: SandboxPolicy = DEFAULT_POLICY,
+        server: ServerThreads | None = None,
     ) -> None:
         self.record = record
+        self.server = server
+        """The LangGraph server the harness runs on (None: in this process)."""
         self.store = store
         keep_write_journal(store.home / "writes")  # and clean up after a killed process
         self.handler = handler
@@ -105,8 +109,8 @@ class Session:
         self._extra_roots = tuple(extra_roots)
         self._harness_ready = harness_ready
         self.backend = self._backend()
-        for server in mcp_servers:  # credentials for a server are secrets from us too
-            register_secrets(dict(server.env), dict(server.headers))
+        for mcp in mcp_servers:  # credentials for a server are secrets from us too
+            register_secrets(dict(mcp.env), dict(mcp.headers))
         self.mcp = McpServers()
         self.mcp.start(list(mcp_servers), record.cwd, harness_ready)
         self._graph: Any = None
@@ -142,6 +146,15 @@ class Session:
     async def graph(self) -> Any:
         """The compiled harness for this session (built on first use, and after a change
         of model or a fresh conversation)."""
+        if self._graph is None and self.server is not None:
+            from deepacp.session.remote import ServerGraph
+            from deepacp.session.threads import RunSettings
+
+            self._graph = ServerGraph(
+                self.server,
+                self.policy,
+                lambda: RunSettings.of(self.record.cwd, self.record.model, self.policy),
+            )
         if self._graph is None:
             await self._harness_ready()
             from deepacp.harness.middleware.summarization import SummarizationMiddleware
@@ -170,6 +183,13 @@ class Session:
             )
             self._model = model
         return self._graph
+
+    async def start(self) -> None:
+        """Make the session's thread where it lives: on the server, with one (a server that
+        cannot be reached is a `ServerUnavailable`)."""
+        if self.server is not None:
+            metadata = {"deepacp_session": self.record.id, "cwd": self.record.cwd}
+            await self.server.create(self.record.thread_id, metadata)
 
     async def _report_mcp(self) -> None:
         """Tell the user, once, about each MCP server that could not start."""
@@ -245,7 +265,10 @@ class Session:
         from deepacp.harness.state import read_messages
         from deepacp.session import projection
 
-        messages = await read_messages(await self.store.checkpointer(), self.config)
+        if self.server is not None:
+            messages = await (await self.graph()).messages(self.config)
+        else:
+            messages = await read_messages(await self.store.checkpointer(), self.config)
         return list(projection.replay(messages, self.backend))
 
     def prices(self) -> ModelPrices | None:
@@ -262,6 +285,8 @@ class Session:
 
     async def compact(self) -> bool:
         """Summarize the conversation now; False when there is nothing to summarize yet."""
+        if self.server is not None:
+            raise ConfigError("/compact runs in-process only, not on a LangGraph server")
         graph = await self.graph()
         return bool(await self._summarizer.compact(graph, self.config, self._model))
 
@@ -269,7 +294,10 @@ class Session:
         """A fresh conversation in this session (the old thread is deleted)."""
         old = self.record.thread_id
         self.record = self.store.update(self.record, thread_id=uuid.uuid4().hex)
-        await (await self.store.checkpointer()).adelete_thread(old)
+        if self.server is not None:
+            await self.server.delete(old)
+        else:
+            await (await self.store.checkpointer()).adelete_thread(old)
         self.backend = self._backend()
         self._graph = None
 
