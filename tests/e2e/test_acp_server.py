@@ -4,11 +4,16 @@ in-process, and a server that cannot be reached is one clear error at session/ne
 
 from __future__ import annotations
 
+import asyncio
+import json
+import uuid
+
 import pytest
 from acp import RequestError
 from acp import schema as S
 
 from tests.support.langgraph import free_port
+from tests.support.waits import assert_history_valid, marked, marked_pids, wait_for
 
 READ_EDIT_RUN = [
     {"tool_calls": [{"id": "read1", "name": "read_file", "args": {"file_path": "a.py"}}]},
@@ -78,3 +83,34 @@ async def test_a_server_that_is_down_is_one_error_at_session_new(agent_factory) 
         assert listed.sessions == []  # nothing half-made is left behind
         with pytest.raises(RequestError):  # and the agent still answers
             await agent.new_session()
+
+
+async def test_cancel_cancels_the_server_run_and_the_thread_goes_on(
+    agent_factory, langgraph_server, tmp_path
+) -> None:
+    mark = uuid.uuid4().hex
+    slow = {"id": "slow", "name": "execute", "args": {"command": marked("sleep 8", mark)}}
+    turns = [{"tool_calls": [slow]}, {"content": "after the cancel"}]
+    requests = tmp_path / "server-requests.jsonl"
+    with langgraph_server(turns, record=str(requests)) as server:
+        async with agent_factory(
+            [], workspace=server.workspace, args=("--server", server.url), env=NO_CLIENT_MODEL
+        ) as agent:
+            session = await agent.new_session()
+            await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+            task = asyncio.create_task(agent.prompt(session, "run it"))
+            await wait_for(lambda: marked_pids(mark), timeout=30)
+            await agent.conn.cancel(session_id=session)
+            assert (await task).stop_reason == "cancelled"
+            assert agent.client.cards()["slow"]["statuses"][-1] == "failed"
+
+            response = await agent.prompt(session, "what happened?")
+            assert response.stop_reason == "end_turn"
+            assert agent.client.text().endswith("after the cancel")
+            last = json.loads(requests.read_text().splitlines()[-1])
+            assert_history_valid(last)  # the cancelled call was answered on the server's thread
+            answers = [m["content"] for m in last["messages"] if m.get("tool_call_id") == "slow"]
+            assert "Cancelled by the user" in answers[0]
+        # langgraph dev stops a cancelled run's task only when its loop next wakes, so the
+        # command may finish its sleep (README: Scaling out); nothing of it outlives that.
+        await wait_for(lambda: not marked_pids(mark), timeout=30)
