@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import uuid
 
 import pytest
 from acp import RequestError
 from acp import schema as S
 
+from tests.support.acp import DEEPACP
 from tests.support.langgraph import free_port
 from tests.support.waits import assert_history_valid, marked, marked_pids, wait_for
 
@@ -114,3 +117,22 @@ async def test_cancel_cancels_the_server_run_and_the_thread_goes_on(
         # langgraph dev stops a cancelled run's task only when its loop next wakes, so the
         # command may finish its sleep (README: Scaling out); nothing of it outlives that.
         await wait_for(lambda: not marked_pids(mark), timeout=30)
+
+
+def test_a_headless_run_on_the_server_edits_its_file(langgraph_server, tmp_path) -> None:
+    edit = READ_EDIT_RUN[1]
+    with langgraph_server([edit, {"content": "Done."}]) as server:
+        target = server.workspace / "a.py"
+        target.write_text("x = 1\n")
+        result = subprocess.run(
+            [DEEPACP, "run", "--server", server.url, "--mode", "yolo", "bump x"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=server.workspace,
+            env={**os.environ, "DEEPACP_HOME": str(tmp_path / "client-home")},
+            stdin=subprocess.DEVNULL,
+        )
+        assert result.returncode == 0, result.stderr
+        assert "-x = 1\n+x = 2" in result.stdout and "Done." in result.stdout
+        assert target.read_text() == "x = 2\n"
