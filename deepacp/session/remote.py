@@ -172,8 +172,13 @@ class ServerGraph:
         await self.client.runs.cancel(thread_id, run_id, wait=True)
 
     async def aget_state(self, config: dict[str, Any]) -> ServerState:
+        import httpx
+
         thread_id, _ = self._config(config)
-        state = await self.client.threads.get_state(thread_id)
+        try:
+            state = await self.client.threads.get_state(thread_id)
+        except httpx.TransportError as exc:
+            raise self.threads.unavailable(exc) from None
         raw = state.get("values")
         values = dict(raw) if isinstance(raw, dict) else {}
         values["messages"] = [message_from_json(m) for m in values.get("messages") or []]
@@ -186,8 +191,13 @@ class ServerGraph:
     async def aupdate_state(
         self, config: dict[str, Any], values: dict[str, Any], as_node: str | None = None
     ) -> None:
+        import httpx
+
         thread_id, _ = self._config(config)
-        await self.client.threads.update_state(thread_id, to_json(values), as_node=as_node)
+        try:
+            await self.client.threads.update_state(thread_id, to_json(values), as_node=as_node)
+        except httpx.TransportError as exc:
+            raise self.threads.unavailable(exc) from None
 
     async def messages(self, config: dict[str, Any]) -> list[AnyMessage]:
         """The thread's conversation so far (empty for a thread with no run yet)."""

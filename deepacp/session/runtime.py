@@ -242,7 +242,8 @@ class Session:
 
     async def set_model(self, spec: str) -> None:
         """Switch model; the thread is kept, the graph is rebuilt on the next turn."""
-        self.model_factory(spec)  # fail now, not at the next prompt
+        if self.server is None:  # on a server the model (and its key) is the server's
+            self.model_factory(spec)  # fail now, not at the next prompt
         self.record = self.store.update(self.record, model=spec)
         self._graph = None
         await self.handler.emit(ModelChanged(spec))

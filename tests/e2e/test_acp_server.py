@@ -136,3 +136,19 @@ def test_a_headless_run_on_the_server_edits_its_file(langgraph_server, tmp_path)
         assert result.returncode == 0, result.stderr
         assert "-x = 1\n+x = 2" in result.stdout and "Done." in result.stdout
         assert target.read_text() == "x = 2\n"
+
+
+async def test_a_server_gone_mid_session_is_one_error_at_the_prompt(
+    agent_factory, langgraph_server
+) -> None:
+    with langgraph_server([{"content": "never said"}]) as server:
+        async with agent_factory(
+            [], workspace=server.workspace, args=("--server", server.url), env=NO_CLIENT_MODEL
+        ) as agent:
+            session = await agent.new_session()
+            server.stop()
+            with pytest.raises(RequestError) as info:
+                await agent.prompt(session, "hello?")
+            assert "not reachable" in str(info.value) and "\n" not in str(info.value)
+            listed = await agent.conn.list_sessions()
+            assert [s.session_id for s in listed.sessions] == [session]  # kept, to resume later
