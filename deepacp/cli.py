@@ -23,6 +23,10 @@ REMOTE_HELP = (
     "work on a checkout on another machine: ssh://[user@]host[:port]/path/to/repo "
     "(or docker://container/path); its files and commands are there"
 )
+SERVER_HELP = (
+    "run the harness on the LangGraph server at URL (`langgraph dev` in a deepacp checkout); "
+    "the files are the server's"
+)
 USAGE_EXAMPLES = """\
 examples:
   deepacp --stdio                       ACP agent server for Zed, JetBrains and other ACP clients
@@ -57,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--sandbox", metavar="POLICY", help=SANDBOX_HELP)
     parser.add_argument("--remote", metavar="URL", help=REMOTE_HELP)
+    parser.add_argument("--server", metavar="URL", help=SERVER_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
     commands.add_parser("lsp", help="serve the Language Server Protocol on stdin/stdout")
@@ -84,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--goal", help="what done looks like: a grader checks the work before the turn ends"
     )
     run.add_argument("--remote", dest="run_remote", metavar="URL", help=REMOTE_HELP)
+    run.add_argument("--server", dest="run_server", metavar="URL", help=SERVER_HELP)
     return parser
 
 
@@ -118,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 planning=not args.no_plan,
                 sandbox=sandbox_flag(args.sandbox),
                 remote=args.remote,
+                server=args.server,
             )
             return serve(options)
         if args.command == "lsp":
@@ -138,8 +145,17 @@ def main(argv: list[str] | None = None) -> int:
             sandbox = sandbox_flag(args.run_sandbox or args.sandbox)
             model = args.run_model or args.model
             remote = args.run_remote or args.remote
+            server = args.run_server or args.server
             return run_headless(
-                args.prompt, args.cwd, model, args.mode, args.effort, sandbox, args.goal, remote
+                args.prompt,
+                args.cwd,
+                model,
+                args.mode,
+                args.effort,
+                sandbox,
+                args.goal,
+                remote,
+                server,
             )
         build_parser().print_help()
         return 0

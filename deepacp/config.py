@@ -70,6 +70,8 @@ class ServerOptions:
     """The --sandbox flag (None: config.toml, then the default)."""
     remote: str | None = None
     """The --remote URL: every session works on that remote checkout (None: locally)."""
+    server: str | None = None
+    """The --server URL: sessions run on that LangGraph server (None: in this process)."""
 
 
 @dataclass(frozen=True)

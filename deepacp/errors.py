@@ -51,3 +51,7 @@ class StoreError(DeepacpError):
 class RemoteUnavailable(DeepacpError):
     """A remote workspace that cannot be used: a bad URL, a host that cannot be reached or
     refuses the login, a path that is not there."""
+
+
+class ServerUnavailable(DeepacpError):
+    """The LangGraph server a session runs on (`--server`) cannot be reached."""

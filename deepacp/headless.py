@@ -105,21 +105,29 @@ async def _run(
     sandbox: SandboxPolicy,
     goal: str | None = None,
     remote_url: str | None = None,
+    server: str | None = None,
 ) -> int:
     from deepacp.backends.remote import RemoteBackend
     from deepacp.backends.runners import parse_remote
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
     from deepacp.session.store import open_store
+    from deepacp.session.threads import ServerThreads
 
     remote = None
     if remote_url is not None:
         remote = await RemoteBackend.connect(parse_remote(remote_url))
-    manager = SessionManager(open_store(deepacp_home()), resolve_model, sandbox=sandbox)
+    manager = SessionManager(
+        open_store(deepacp_home()),
+        resolve_model,
+        sandbox=sandbox,
+        server=ServerThreads(server) if server else None,
+    )
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
         record = manager.new_record(str(cwd), mode, spec, effort, goal)
         session = manager.open(record, Workspace(str(cwd), remote=remote), handler)
+        await session.make_thread()
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))
 
@@ -153,13 +161,21 @@ def run_headless(
     sandbox: SandboxPolicy | None = None,
     goal: str | None = None,
     remote: str | None = None,
+    server: str | None = None,
 ) -> int:
+    """Run one prompt; with `server`, on that LangGraph server (its model unless `model`
+    is given, and its files: `cwd` is the workspace path there)."""
     workspace = Path(cwd or ".").resolve()
-    if not workspace.is_dir():
+    if not workspace.is_dir() and not server:
         raise SystemExit(f"deepacp: {workspace} is not a directory")
-    spec = configured_spec(model)
-    check_provider(spec)
+    if server:
+        spec = model or ""
+    else:
+        spec = configured_spec(model)
+        check_provider(spec)
     level = parse_effort(effort, "--effort") if effort is not None else None
     policy = sandbox_policy(sandbox)
     goal = goal.strip() if goal else None
-    return asyncio.run(_run(prompt, workspace, spec, parse_mode(mode), level, policy, goal, remote))
+    return asyncio.run(
+        _run(prompt, workspace, spec, parse_mode(mode), level, policy, goal, remote, server)
+    )

@@ -60,6 +60,7 @@ from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE, parse_mode
 from deepacp.session.runtime import Session, no_wait
 from deepacp.session.store import SessionRecord, open_store
+from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import through_editor
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,7 @@ class DeepacpAgent:
             planning=options.planning,
             harness_ready=ready,
             sandbox=_start_policy(options.sandbox),
+            server=ServerThreads(options.server) if options.server else None,
         )
         self._background: set[asyncio.Task] = set()
         self._runner: Runner | None = None
@@ -206,6 +208,12 @@ class DeepacpAgent:
         return {}
 
     def _resolve_spec(self, spec: str | None) -> str:
+        """The model spec to use, checked; on a server, where the keys and packages are
+        the server's, as given ("": the server's own model)."""
+        if self.options.server:
+            with contextlib.suppress(ModelConfigError):
+                return configured_spec(spec or self.options.model)
+            return ""
         spec = configured_spec(spec or self.options.model)
         check_provider(spec)
         return spec
@@ -272,7 +280,9 @@ class DeepacpAgent:
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
-            through_editor(editor, review) if editor.useful and remote is None else None,
+            through_editor(editor, review)
+            if editor.useful and remote is None and not self.options.server
+            else None,
             review,
             remote=remote,
         )
@@ -300,6 +310,12 @@ class DeepacpAgent:
         await self._reach_remote()  # an unreachable one is refused before anything is stored
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
         session = self._open(record, mcp_servers, additional_directories)
+        try:
+            await session.make_thread()
+        except DeepacpError:
+            with contextlib.suppress(DeepacpError):  # nothing is left of a session not made
+                await self.manager.delete(record.id)
+            raise
         self._spawn(session.announce())  # after the response: Zed drops updates before it
         return S.NewSessionResponse(session_id=record.id, **self._state(session))
 

@@ -68,6 +68,17 @@ class GoalSignal:
     rounds: int
 
 
+def signal_from_json(value: Any) -> Any:
+    """A signal as a server streamed it (its fields, as a dict), as the signal it was;
+    anything else as it is."""
+    if not isinstance(value, dict):
+        return value
+    for kind in (ToolOutputSignal, ToolTerminalSignal, ModelRetrySignal):
+        if set(value) == set(kind.__slots__):
+            return kind(**value)
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class EditArtifact:
     """A file change, whole file before and after, on the change's tool result. Stored in

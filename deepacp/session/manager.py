@@ -22,6 +22,7 @@ from deepacp.session.modes import Mode
 from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
 from deepacp.session.snapshots import discard
 from deepacp.session.store import Records, SessionRecord, Store
+from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import ReviewSource, WorkspaceView, watched_skill_dirs
 
 log = logging.getLogger(__name__)
@@ -51,8 +52,11 @@ class SessionManager:
         planning: bool = True,
         harness_ready: Ready = no_wait,
         sandbox: SandboxPolicy = DEFAULT_POLICY,
+        server: ServerThreads | None = None,
     ) -> None:
         self.store = store
+        self.server = server
+        """The LangGraph server sessions run on (None: in this process)."""
         self.model_factory = model_factory
         self.planning = planning
         self.sandbox = sandbox
@@ -131,6 +135,7 @@ class SessionManager:
             harness_ready=self.harness_ready,
             sandbox=self.sandbox,
             remote=workspace.remote,
+            server=self.server,
         )
 
     async def _watch_skills(self, session: Session) -> None:
@@ -165,6 +170,8 @@ class SessionManager:
         await self.close(session_id)
         await self.store.delete(record)
         discard(self.store.home, session_id)
+        if self.server is not None:
+            await self.server.delete(record.thread_id)
 
     async def shutdown(self) -> None:
         for session_id in list(self.sessions):

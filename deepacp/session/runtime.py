@@ -53,6 +53,7 @@ from deepacp.session.queue import TurnQueue
 from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
 from deepacp.session.snapshots import RestorePoint, RestorePoints
 from deepacp.session.store import Records, SessionRecord
+from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import ReviewSource, WorkspaceView, session_backend
 
 log = logging.getLogger(__name__)
@@ -104,8 +105,11 @@ class Session:
         harness_ready: Ready = no_wait,
         sandbox: SandboxPolicy = DEFAULT_POLICY,
         remote: RemoteBackend | None = None,
+        server: ServerThreads | None = None,
     ) -> None:
         self.record = record
+        self.server = server
+        """The LangGraph server the harness runs on (None: in this process)."""
         self.store = store
         keep_write_journal(store.home / "writes")  # and clean up after a killed process
         self.handler = handler
@@ -137,8 +141,8 @@ class Session:
             handler,
             Sandbox(Path(record.cwd), self.sandbox, hidden, roots),
         )
-        for server in mcp_servers:  # credentials for a server are secrets from us too
-            register_secrets(dict(server.env), dict(server.headers))
+        for mcp in mcp_servers:  # credentials for a server are secrets from us too
+            register_secrets(dict(mcp.env), dict(mcp.headers))
         self.mcp = McpServers()
         self.mcp.start(list(mcp_servers), record.cwd, harness_ready)
         self._graph: Any = None
@@ -183,6 +187,15 @@ class Session:
     async def graph(self) -> Any:
         """The compiled harness for this session (built on first use, and after a change
         of model, a fresh conversation, or a goal set or removed)."""
+        if self._graph is None and self.server is not None:
+            from deepacp.session.remote import ServerGraph
+            from deepacp.session.threads import RunSettings
+
+            self._graph = ServerGraph(
+                self.server,
+                self.policy,
+                lambda: RunSettings.of(self.record.cwd, self.record.model, self.policy),
+            )
         if self._graph is None:
             await self._harness_ready()
             from deepacp.harness.middleware.summarization import SummarizationMiddleware
@@ -236,6 +249,13 @@ class Session:
         steered = self.turns.steered()
         arrived += [HumanMessage(content=c if isinstance(c, str) else [*c]) for c in steered]
         return arrived
+
+    async def make_thread(self) -> None:
+        """Make the session's thread where it lives: on the server, with one (a server that
+        cannot be reached is a `ServerUnavailable`)."""
+        if self.server is not None:
+            metadata = {"deepacp_session": self.record.id, "cwd": self.record.cwd}
+            await self.server.create(self.record.thread_id, metadata)
 
     async def _report_mcp(self) -> None:
         """Tell the user, once, about each MCP server that could not start."""
@@ -302,7 +322,8 @@ class Session:
 
     async def set_model(self, spec: str) -> None:
         """Switch model; the thread is kept, the graph is rebuilt on the next turn."""
-        self.model_factory(spec)  # fail now, not at the next prompt
+        if self.server is None:  # on a server the model (and its key) is the server's
+            self.model_factory(spec)  # fail now, not at the next prompt
         self.record = self.store.update(self.record, model=spec)
         self._graph = None
         await self.handler.emit(ModelChanged(spec))
@@ -339,7 +360,10 @@ class Session:
         from deepacp.harness.state import read_messages
         from deepacp.session import projection
 
-        messages = await read_messages(await self.store.checkpointer(), self.config)
+        if self.server is not None:
+            messages = await (await self.graph()).messages(self.config)
+        else:
+            messages = await read_messages(await self.store.checkpointer(), self.config)
         return list(projection.replay(messages, self.backend))
 
     def prices(self) -> ModelPrices | None:
@@ -356,6 +380,8 @@ class Session:
 
     async def compact(self) -> bool:
         """Summarize the conversation now; False when there is nothing to summarize yet."""
+        if self.server is not None:
+            raise ConfigError("/compact runs in-process only, not on a LangGraph server")
         graph = await self.graph()
         return bool(await self._summarizer.compact(graph, self.config, self._model))
 
@@ -363,7 +389,10 @@ class Session:
         """A fresh conversation in this session (the old thread is deleted)."""
         old = self.record.thread_id
         self.record = self.store.update(self.record, thread_id=uuid.uuid4().hex)
-        await (await self.store.checkpointer()).adelete_thread(old)
+        if self.server is not None:
+            await self.server.delete(old)
+        else:
+            await (await self.store.checkpointer()).adelete_thread(old)
         self.restore_points.truncate(0)  # their checkpoints went with the thread
         self.backend = self._backend()
         if self._review is not None:

@@ -12,3 +12,4 @@ from tests.support.acp import (  # noqa: F401  (fixtures)
     editor_client,
     model_requests,
 )
+from tests.support.langgraph import langgraph_server  # noqa: F401  (fixture)

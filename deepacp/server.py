@@ -1,0 +1,69 @@
+"""deepacp's harness as a LangGraph server graph: `langgraph dev` (or any LangGraph /
+Agent Protocol server) loads `make_graph` from the repository's `langgraph.json` and calls
+it for every run, with the run's config.
+
+The run's `configurable` says where and how the graph works (`RunSettings`); the server
+keeps the threads (its checkpointer), and approvals are the harness's own interrupts, which
+the client answers by resuming the run. The model comes from the run's config, else from
+the server's `DEEPACP_MODEL` (or config.toml): API keys stay on the server.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from deepacp.backends.sandbox import SandboxSetting
+from deepacp.config import deepacp_home, load_config, sandbox_policy
+from deepacp.models import configured_spec, resolve_model
+from deepacp.session.approvals import ApprovalPolicy, runs_code_later
+from deepacp.session.threads import RunSettings
+from deepacp.session.workspace import session_backend
+
+_models: dict[str, Any] = {}
+"""Models by spec, kept across runs (the factory runs per run; a scripted model's place in
+its script must survive the approval that pauses a run)."""
+
+
+def _model(spec: str) -> Any:
+    if spec not in _models:
+        _models[spec] = resolve_model(spec)
+    return _models[spec]
+
+
+def make_graph(config: dict[str, Any]) -> Any:
+    """The session harness for the run whose config is `config`."""
+    from deepacp.harness.middleware.summarization import SummarizationMiddleware
+    from deepacp.harness.profiles import profile_for
+    from deepacp.session.agent import build_session_agent
+    from deepacp.session.ask import ask_user_tool
+
+    settings = RunSettings.from_configurable(
+        config.get("configurable") or {}, tempfile.gettempdir()
+    )
+    spec = configured_spec(settings.model or os.environ.get("DEEPACP_MODEL"))
+    home = deepacp_home()
+    scratch = home / "server-scratch" / str((config.get("configurable") or {}).get("thread_id"))
+    scratch.mkdir(parents=True, exist_ok=True)
+    sandbox = SandboxSetting(sandbox_policy(None), unasked=settings.mode == "accept-edits")
+    backend = session_backend(settings.workspace, scratch, home, sandbox=sandbox)
+    policy = ApprovalPolicy(
+        mode=settings.mode,
+        always_allow=set(settings.always_allow),
+        always_reject=set(settings.always_reject),
+        asked=set(settings.asked),
+    )
+    policy.runs_code_later = lambda path: runs_code_later(backend, path)
+    policy.sandbox = lambda: sandbox.effective
+    return build_session_agent(
+        _model(spec),
+        backend,
+        policy,
+        None,  # the server brings its own checkpointer
+        tools=[ask_user_tool()],
+        summarizer=SummarizationMiddleware(backend),
+        planning=True,
+        profile=profile_for(spec),
+        retry=load_config().retry,
+    )

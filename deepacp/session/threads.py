@@ -1,0 +1,120 @@
+"""Where a session's conversation lives when the harness runs on a LangGraph server
+(`deepacp --server URL`): the server's threads (`ServerThreads`), and the settings each run
+carries in its config (`RunSettings`), from which the server's graph factory
+(`deepacp.server.make_graph`) builds the run's harness. Light to import."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deepacp.errors import ConfigError, ServerUnavailable
+from deepacp.session.approvals import ApprovalPolicy
+from deepacp.session.modes import DEFAULT_MODE, Mode, parse_mode
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run's `configurable` carries for deepacp's server graph."""
+
+    workspace: str
+    model: str | None = None
+    mode: Mode = DEFAULT_MODE
+    always_allow: tuple[tuple[str, str], ...] = ()
+    always_reject: tuple[tuple[str, str], ...] = ()
+    asked: tuple[str, ...] = field(default=())
+    """Tool calls already put to the user: they stay gated when the run resumes."""
+
+    def as_configurable(self) -> dict[str, Any]:
+        return {
+            "workspace": self.workspace,
+            "model": self.model or "",
+            "mode": self.mode,
+            "always_allow": [list(key) for key in self.always_allow],
+            "always_reject": [list(key) for key in self.always_reject],
+            "asked": list(self.asked),
+        }
+
+    @classmethod
+    def of(cls, workspace: str, model: str | None, policy: ApprovalPolicy) -> RunSettings:
+        return cls(
+            workspace,
+            model,
+            policy.mode,
+            tuple(sorted(policy.always_allow)),
+            tuple(sorted(policy.always_reject)),
+            tuple(sorted(policy.asked)),
+        )
+
+    @classmethod
+    def from_configurable(cls, values: dict[str, Any], fallback: str) -> RunSettings:
+        """The settings in a run's config (a `ConfigError` for a bad workspace or mode).
+        Without a workspace (the server reading a thread's state) `fallback` stands in."""
+        workspace = values.get("workspace") or fallback
+        if not Path(workspace).is_absolute() or not Path(workspace).is_dir():
+            raise ConfigError(f"workspace {workspace!r} is not a folder on the server")
+        try:
+            mode = parse_mode(values.get("mode") or DEFAULT_MODE)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+
+        def keys(name: str) -> tuple[tuple[str, str], ...]:
+            return tuple((str(k[0]), str(k[1])) for k in values.get(name) or () if len(k) == 2)
+
+        asked = tuple(str(i) for i in values.get("asked") or ())
+        model = values.get("model") or None
+        return cls(workspace, model, mode, keys("always_allow"), keys("always_reject"), asked)
+
+
+def server_thread_id(thread_id: str) -> str:
+    """A session's thread id as the server keys it (a UUID, dashed: the server keeps
+    state under this spelling whatever spelling made the thread)."""
+    return str(uuid.UUID(thread_id))
+
+
+class ServerThreads:
+    """The threads of the LangGraph server at `url`: where sessions' conversations live."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        """langgraph-sdk's client (imported on first use: not on the way to `initialize`)."""
+        if self._client is None:
+            from langgraph_sdk import get_client
+
+            self._client = get_client(url=self.url, timeout=30)
+        return self._client
+
+    def unavailable(self, exc: Exception) -> ServerUnavailable:
+        return ServerUnavailable(
+            f"the LangGraph server at {self.url} is not reachable ({type(exc).__name__}); "
+            "start it with `langgraph dev` in the deepacp checkout, or check --server"
+        )
+
+    async def create(self, thread_id: str, metadata: dict[str, Any]) -> None:
+        """Make a session's thread on the server (an existing one is kept)."""
+        import httpx
+
+        try:
+            await self.client.threads.create(
+                thread_id=server_thread_id(thread_id), metadata=metadata, if_exists="do_nothing"
+            )
+        except httpx.TransportError as exc:
+            raise self.unavailable(exc) from None
+
+    async def delete(self, thread_id: str) -> None:
+        """Delete a session's thread; one the server does not have is no error."""
+        import httpx
+        from langgraph_sdk.errors import NotFoundError
+
+        try:
+            await self.client.threads.delete(server_thread_id(thread_id))
+        except NotFoundError:
+            pass
+        except httpx.TransportError as exc:
+            raise self.unavailable(exc) from None
