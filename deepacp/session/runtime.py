@@ -337,8 +337,13 @@ class Session:
             self.record = self.store.update(self.record)
 
     async def close(self) -> None:
+        """End the session: its turn, its MCP connections, and what its graph holds (the
+        model, middleware and tools), so a closed session costs no memory while a face
+        still holds it."""
         task = self._task
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        self._task = None
         await self.mcp.close()
+        self._graph = self._model = self._summarizer = None
