@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
+import heapq
 import os
 import secrets
 import stat
@@ -18,6 +18,7 @@ from deepacp.backends.paths import clean_path, confine, to_workspace_path
 from deepacp.backends.protocol import MAX_TEXT_BYTES, Backend, Entry, GrepMatch, GrepQuery
 
 MAX_LS_ENTRIES = 1000
+"""`ls` lists the first this many entries by name, and one more to tell there are more."""
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -178,16 +179,19 @@ class FilesystemBackend(BaseBackend):
         relative, real = self._real(path)
         if not stat.S_ISDIR(self._stat(relative, real).st_mode):
             raise BackendError(f"{relative} is a file, not a directory; use read_file")
+        prefix = f"{relative}/" if relative else ""
+        with os.scandir(real) as scan:  # a folder may hold 200k files: keep only the first
+            shown = (c for c in scan if not search.is_excluded(prefix + c.name, self.hidden))
+            children = heapq.nsmallest(MAX_LS_ENTRIES + 1, shown, key=lambda e: e.name)
         entries: list[Entry] = []
-        for child in sorted(os.scandir(real), key=lambda e: e.name)[:MAX_LS_ENTRIES]:
-            child_path = f"{relative}/{child.name}" if relative else child.name
+        for child in children:
+            child_path = prefix + child.name
             try:
                 is_dir = child.is_dir()
                 size = None if is_dir else child.stat().st_size
             except OSError:
                 is_dir, size = False, None
-            if not search.is_excluded(child_path, self.hidden):
-                entries.append(Entry(child_path, is_dir, size))
+            entries.append(Entry(child_path, is_dir, size))
         return entries
 
     async def read_text(self, path: str) -> str:
@@ -249,16 +253,22 @@ class FilesystemBackend(BaseBackend):
         rest, _, last = pattern.rpartition("/")
         braces_apart = "{" in rest or "}" in rest  # a {…} spanning `/`: rg cannot take part
         name_glob = None if "**" in last or braces_apart else last  # rg skips most files
-        files = await search.list_files(
-            self.root, start, name_glob=name_glob, use_rg=self.use_ripgrep, exclude=self.hidden
-        )
+        # `**/name` where the name has only `*`, `?` and plain characters, which rg reads
+        # as we do (and can take: no `:`): rg's name filter is the whole test.
+        plain_name = name_glob is not None and not set(last) & set("[]{}\\:")
+        name_decides = rest == "**" and plain_name
         prefix = f"{start}/" if start else ""
-
-        def matching() -> list[str]:  # off the event loop: a tree may hold 200k files
-            matcher = search.compile_glob(pattern)
-            return [f for f in files if matcher.match(f.removeprefix(prefix))][:limit]
-
-        return await asyncio.to_thread(matching)
+        matcher = search.compile_glob(pattern).matcher
+        return await search.glob_files(
+            self.root,
+            start,
+            (lambda f: matcher(f.removeprefix(prefix))) if prefix else matcher,
+            limit=limit,
+            name_glob=name_glob,
+            name_decides=name_decides and (self.root / start).is_dir(),
+            use_rg=self.use_ripgrep,
+            exclude=self.hidden,
+        )
 
     async def grep(self, query: GrepQuery) -> list[GrepMatch]:
         query = dataclasses.replace(query, path=self._search_start(query.path))

@@ -4,10 +4,11 @@ installed and for the in-memory backends; `search` chooses between them."""
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,10 +50,10 @@ class GrepMatch:
     text: str
 
 
-def path_order(path: str) -> str:
-    """A sort key for the order a sorted walk visits paths in, segment by segment (`a/b`
-    before `a-b` before `a.txt`): the path with `/` as NUL, which sorts before any name."""
-    return path.replace("/", "\0")
+path_order: Callable[[str], str] = operator.methodcaller("replace", "/", "\0")
+"""A sort key for the order a sorted walk visits paths in, segment by segment (`a/b`
+before `a-b` before `a.txt`): the path with `/` as NUL, which sorts before any name. (A
+methodcaller, not a function: sorting a 200k-file listing calls it for every path.)"""
 
 
 def match_order(match: GrepMatch) -> tuple[str, int]:
@@ -227,11 +228,12 @@ def _shown(line: bytes) -> str:
     return line[: 4 * MAX_LINE_CHARS + 4].decode("utf-8", "replace")
 
 
-def py_files(root: Path, start: str = "", exclude: tuple[str, ...] = ()) -> list[str]:
+def py_files(root: Path, start: str = "", exclude: tuple[str, ...] = ()) -> Iterator[str]:
+    """The files `walk_files` yields under `start`, or `start` itself when it is a file."""
     target = root / start if start else root
     if start and target.is_file() and not target.is_symlink():
-        return [] if is_excluded(start, exclude) else [start]
-    return list(walk_files(root, start, exclude))
+        return iter([] if is_excluded(start, exclude) else [start])
+    return walk_files(root, start, exclude)
 
 
 def relative_to(path: str, start: str) -> str:

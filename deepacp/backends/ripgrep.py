@@ -95,23 +95,46 @@ def _exclude_args(exclude: tuple[str, ...]) -> list[str]:
 
 async def rg_files(
     root: Path, start: str = "", name_glob: str | None = None, exclude: tuple[str, ...] = ()
-) -> list[str]:
-    args = ["--files"] + ([f"--glob={name_glob}"] if name_glob else []) + _exclude_args(exclude)
-    out: list[str] = []
+) -> AsyncIterator[list[str]]:
+    """The files rg lists under `start`, in batches as they stream in (in no order)."""
+    args = ["--files", *_name_filter(name_glob), *_exclude_args(exclude)]
     rest = b""
+    dot = not start  # rg names what it finds under "." as ./path
     async with _rg(root, [*args, "--", _rg_target(start)]) as proc:
         assert proc.stdout is not None
-        while True:
-            chunk = await proc.stdout.read(1 << 16)
-            names = (rest + chunk).split(b"\0")
-            rest = names.pop() if chunk else b""
-            for raw in names if chunk else [*names, rest]:
-                if raw := raw.strip(b"\n"):
-                    path = _strip_dot(os.fsdecode(raw))
-                    if not is_excluded(path, exclude):
-                        out.append(path)
-            if not chunk:
-                return out
+        while chunk := await proc.stdout.read(1 << 16):
+            end = chunk.rfind(b"\0")
+            if end == -1:
+                rest += chunk
+                continue
+            yield _listed(rest + chunk[:end], dot, exclude)
+            rest = chunk[end + 1 :]
+        if rest:
+            yield _listed(rest, dot, exclude)
+
+
+def _listed(names: bytes, dot: bool, exclude: tuple[str, ...]) -> list[str]:
+    """Workspace paths of rg's NUL-separated names, decoded at once (a batch is large:
+    the listing of a big tree spends most of its time here, per path)."""
+    if not names:
+        return []
+    text = os.fsdecode(names)
+    if dot:
+        text = text.replace("\0./", "\0").removeprefix("./")
+    paths = text.split("\0")
+    if exclude:
+        paths = [p for p in paths if not is_excluded(p, exclude)]
+    return paths
+
+
+def _name_filter(name_glob: str | None) -> list[str]:
+    """rg's arguments keeping only files whose name matches `name_glob`, as a file type:
+    unlike `--glob` (an override, which lists ignored files and `.git` when they match),
+    a type leaves .gitignore and the `.git` exclusion in force. A name with `:` cannot be
+    a type's glob: rg then lists every file (the caller matches each)."""
+    if not name_glob or ":" in name_glob:
+        return []
+    return [f"--type-add=deepacpname:{name_glob}", "--type=deepacpname"]
 
 
 def _rg_path_glob(glob: str, start: str) -> str | None:
@@ -137,10 +160,10 @@ async def rg_grep(root: Path, query: GrepQuery, exclude: tuple[str, ...] = ()) -
         args.append("--fixed-strings")
     if query.ignore_case:
         args.append("--ignore-case")
-    if glob:  # rg skips what the glob excludes; we still check each path ourselves
-        rg_glob = glob if "/" not in glob else _rg_path_glob(glob, start)
-        if rg_glob is not None:
-            args.append(f"--glob={rg_glob}")
+    if glob and "/" not in glob:  # rg skips what the glob excludes; we still check each path
+        args += _name_filter(glob)
+    elif glob and (rg_glob := _rg_path_glob(glob, start)) is not None:
+        args.append(f"--glob={rg_glob}")
     args += _exclude_args(exclude)
     target = ["--regexp", query.pattern, "--", _rg_target(start)]
 

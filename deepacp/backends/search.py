@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import itertools
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from deepacp.backends.errors import BackendError
@@ -93,23 +94,56 @@ async def _in_worker(request: dict, query: GrepQuery) -> list[GrepMatch]:
     return [GrepMatch(p, n, t) for p, n, t in json.loads(out)]
 
 
-async def list_files(
+class FirstInOrder:
+    """The first `limit` paths in path order of those added in any order, holding at most
+    twice `limit` at a time however many come."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept: list[str] = []
+
+    def extend(self, paths: Iterable[str]) -> None:
+        self.kept.extend(paths)
+        if len(self.kept) > 2 * self.limit:
+            self._trim()
+
+    def _trim(self) -> None:
+        self.kept.sort(key=path_order)
+        del self.kept[self.limit :]
+
+    def result(self) -> list[str]:
+        self._trim()
+        return self.kept
+
+
+async def glob_files(
     root: Path,
-    start: str = "",
+    start: str,
+    matches: Callable[[str], object],
     *,
+    limit: int,
     name_glob: str | None = None,
+    name_decides: bool = False,
     use_rg: bool | None = None,
     exclude: tuple[str, ...] = (),
 ) -> list[str]:
-    """Non-ignored files under `start`, in path order. `name_glob` (a pattern for the file
-    name, no `/`) may narrow the list; callers still match their full pattern."""
+    """The first `limit` non-ignored files under `start`, in path order, for which
+    `matches(path)` is truthy, without holding the whole tree's listing. `name_glob` (a
+    pattern for the file name, no `/`) lets ripgrep skip most files; `matches` still
+    decides, unless `name_decides` (the caller knows `name_glob` gives the same answer)."""
     if use_rg is None:
         use_rg = ripgrep() is not None
-    if use_rg:
-        files = await rg_files(root, start, name_glob, exclude)
-    else:
-        files = await asyncio.to_thread(py_files, root, start, exclude)
-    return sorted(files, key=path_order)
+    if not use_rg:  # the walk is in path order: it stops at the limit
+
+        def walk() -> list[str]:
+            found = (p for p in py_files(root, start, exclude) if matches(p))
+            return list(itertools.islice(found, limit))
+
+        return await asyncio.to_thread(walk)
+    first = FirstInOrder(limit)
+    async for paths in rg_files(root, start, name_glob, exclude):
+        first.extend(paths if name_decides else filter(matches, paths))
+    return first.result()
 
 
 async def grep_files(

@@ -76,6 +76,13 @@ async def read_messages(checkpointer: Any, config: Any) -> list[AnyMessage]:
     return list(state.values.get("messages", []))
 
 
+async def read_value(checkpointer: Any, config: Any, key: str) -> Any:
+    """One plain (not delta-stored) value of a thread's latest checkpoint, or None: read
+    without re-assembling the message history, as the whole state would be."""
+    saved = await checkpointer.aget_tuple(config)
+    return None if saved is None else saved.checkpoint["channel_values"].get(key)
+
+
 def state_files(state: Mapping[str, object]) -> Mapping[str, FileRecord] | None:
     """The `files` of a run's state (typed by each middleware's schema, read by all)."""
     return cast("Mapping[str, FileRecord] | None", state.get("files"))

@@ -39,6 +39,11 @@ def numbered(lines: list[str], first: int) -> str:
     return "\n".join(out)
 
 
+def truncated(what: str) -> str:
+    """The line that ends a listing cut at `MAX_RESULTS`, saying how to see the rest."""
+    return f"… results truncated at {MAX_RESULTS}; narrow the {what}"
+
+
 def edit_artifact(backend: Backend, path: str, before: str | None, after: str | None) -> dict:
     """What the editor faces need to show a whole-file diff for a change (as JSON)."""
     disk = backend.disk_path(path)
@@ -101,7 +106,9 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
         entries = await backend.ls(path)
         if not entries:
             return f"{path or '.'} is empty"
-        lines = [e.path + ("/" if e.is_dir else "") for e in entries]
+        lines = [e.path + ("/" if e.is_dir else "") for e in entries[:MAX_RESULTS]]
+        if len(entries) > MAX_RESULTS:
+            lines.append(truncated("path: list a subfolder, or glob for the names you need"))
         return "\n".join(lines)
 
     async def read_file(file_path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> str:
@@ -193,7 +200,7 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
             return f"No files match {pattern!r}"
         text = "\n".join(found[:MAX_RESULTS])
         if len(found) > MAX_RESULTS:
-            text += f"\n… more than {MAX_RESULTS} files match; use a narrower pattern or path"
+            text += "\n" + truncated("pattern or path")
         return text
 
     async def grep(
@@ -223,7 +230,7 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
             return f"No matches for {pattern!r}"
         text = "\n".join(f"{m.path}:{m.line}: {m.text}" for m in found[:MAX_RESULTS])
         if len(found) > MAX_RESULTS:
-            text += f"\n… more than {MAX_RESULTS} matches; narrow the pattern, path or glob"
+            text += "\n" + truncated("pattern, path or glob")
         return text
 
     tools = [

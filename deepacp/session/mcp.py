@@ -200,3 +200,4 @@ class McpServers:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(task, 5)
         self._tasks.clear()
+        self.tools.clear()  # they hold their connection's session

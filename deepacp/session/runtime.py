@@ -578,7 +578,12 @@ class Session:
             await asyncio.shield(finish_turn(self.backend, self.restore_points))
 
     async def close(self) -> None:
+        """End the session: its turn, its MCP connections, and what its graph holds (the
+        model, middleware and tools), so a closed session costs no memory while a face
+        still holds it."""
         await self.stop()
+        self._task = None
         self.restore_points.release()
         await self.mcp.close()
         await self.hooks.close()
+        self._graph = self._model = self._summarizer = None

@@ -27,6 +27,7 @@ from deepacp.events import (
     UsageUpdated,
 )
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
+from deepacp.harness.state import read_value
 from deepacp.harness.usage import USAGE_KEY, TokenUsage
 from deepacp.secrets import redact
 from deepacp.session import cards, projection
@@ -87,8 +88,9 @@ class Turn:
 
     async def totals(self) -> TokenUsage:
         """The conversation's usage so far, as the thread's state has summed it."""
-        state = await self.graph.aget_state(self.config)
-        return TokenUsage.from_json(state.values.get(USAGE_KEY))
+        return TokenUsage.from_json(
+            await read_value(self.graph.checkpointer, self.config, USAGE_KEY)
+        )
 
     async def run(self, content: str | list[dict]) -> StopReason:
         """Why the turn stopped (see `_settled`); `usage` holds what it used."""

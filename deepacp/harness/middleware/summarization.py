@@ -90,6 +90,33 @@ def tokens(messages: Sequence[AnyMessage], system: SystemMessage | None, tools: 
     return count_tokens_approximately(counted, tools=list(tools) or None)
 
 
+class TokenCount:
+    """`tokens()`, with each message counted once while it stays in the views counted.
+
+    The approximate count is a sum of per-message counts (each rounded on its own), so a
+    long thread's view costs a lookup per message at each model call instead of a new
+    count of every message's text. Messages are known by identity (held, so an id is never
+    reused while known): a message replaced, or loaded again from a checkpoint, is counted
+    afresh. Messages are not changed in place; a copy is a new message."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[AnyMessage, int]] = {}
+
+    def __call__(
+        self, messages: Sequence[AnyMessage], system: SystemMessage | None, tools: Sequence
+    ) -> int:
+        total = tokens([], system, tools)
+        known, kept = self._known, {}
+        for message in messages:
+            hit = known.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, count_tokens_approximately([message]))
+            kept[id(message)] = hit
+            total += hit[1]
+        self._known = kept  # only the last view's messages: nothing older is held
+        return total
+
+
 def clip_old_arguments(view: list[AnyMessage], keep_from: int) -> list[AnyMessage]:
     """Copies of AI messages before `keep_from` with huge write/edit arguments clipped
     (the files themselves hold that text)."""
@@ -179,6 +206,7 @@ class SummarizationMiddleware(AgentMiddleware):
         self.fallback_window = fallback_window
         self.before_compact = before_compact
         """Told "auto" or "manual" before a summary is attempted (the `pre_compact` hooks)."""
+        self._tokens = TokenCount()
 
     async def _compacting(self, trigger: str) -> None:
         if self.before_compact is not None:
@@ -231,7 +259,7 @@ class SummarizationMiddleware(AgentMiddleware):
         system, tools = request.system_message, request.tools
 
         def size(view: list[AnyMessage]) -> int:
-            return tokens(view, system, tools)
+            return self._tokens(view, system, tools)
 
         view = render(messages, event)
         new_event: SummaryEvent | None = None

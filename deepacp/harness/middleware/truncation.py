@@ -54,10 +54,15 @@ def _last_reply(messages: list[Any]) -> AIMessage | None:
 def cut_off_twice(messages: list[AnyMessage]) -> bool:
     """Whether the last two replies were both cut off in a tool call, with nothing between
     them but the answers to the first one's calls."""
-    replies = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)][-2:]
+    replies = []  # from the end, stopping at the second reply: a long thread is not read
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], AIMessage):
+            replies.append(index)
+            if len(replies) == 2:
+                break
     if len(replies) < 2:
         return False
-    first, last = replies
+    last, first = replies
     return (
         all(bool(cut_off_calls(messages[i])) for i in replies)  # type: ignore[arg-type]
         and all(isinstance(m, ToolMessage) for m in messages[first + 1 : last])

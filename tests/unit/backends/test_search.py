@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from deepacp.backends import BackendError, FilesystemBackend, GrepQuery
-from deepacp.backends.search import compile_glob, grep_files, list_files, ripgrep
+from deepacp.backends.search import compile_glob, glob_files, grep_files, ripgrep
 
 needs_rg = pytest.mark.skipif(ripgrep() is None, reason="rg is not installed")
 
@@ -53,6 +53,10 @@ EXPECTED_FILES = [
 ]
 
 
+async def list_files(root: Path, start: str = "", *, use_rg: bool) -> list[str]:
+    return await glob_files(root, start, lambda path: True, limit=10**6, use_rg=use_rg)
+
+
 async def test_python_walk_honours_gitignore(tree: Path) -> None:
     assert await list_files(tree, use_rg=False) == EXPECTED_FILES
 
@@ -67,6 +71,8 @@ SEARCHES = [
     {"pattern": "hello"},
     {"pattern": "hello", "start": "src"},
     {"pattern": "hello", "glob": "*.md"},
+    {"pattern": "hello", "glob": "*.log"},
+    {"pattern": "hello", "glob": "*"},
     {"pattern": "hello", "glob": "src/*.py"},
     {"pattern": "HELLO", "ignore_case": True},
     {"pattern": "(a|b)"},
@@ -131,3 +137,19 @@ async def test_backend_glob(tree: Path, use_rg: bool) -> None:
     assert await backend.glob("*.py", "src") == ["src/app.py", "src/util.py"]
     assert await backend.glob("**/*.md") == ["README.md", "docs/guide.md"]
     assert await backend.glob("*.md") == ["README.md"]
+
+
+GLOBS = ["**/*.py", "**/?pp.py", "**/.git*", "**/*.{py,md}", "**/[au]*.py", "src/**/*.py"]
+IGNORED_TOO = ["**/*", "*", "**/*.log", "**/config"]  # rg's --glob would list ignored files
+
+
+@needs_rg
+@pytest.mark.parametrize("pattern", [*GLOBS, *IGNORED_TOO, "**/weird name.txt", "**/a:b"])
+@pytest.mark.parametrize("start", ["", "src", "src/app.py"])
+async def test_rg_and_python_glob_alike(tree: Path, pattern: str, start: str) -> None:
+    fast, slow = (FilesystemBackend(tree, use_ripgrep=flag) for flag in (True, False))
+    assert await fast.glob(pattern, start) == await slow.glob(pattern, start)
+    for limit in (1, 2, 3):  # cut at the limit: the first in path order on both paths
+        assert await fast.glob(pattern, start, limit=limit) == await slow.glob(
+            pattern, start, limit=limit
+        )
