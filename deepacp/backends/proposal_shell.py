@@ -130,9 +130,9 @@ def overlay_problem() -> str | None:
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"the overlay could not start: {exc}"
-        if done.returncode == 0 and (layers / "upper" / "probe").is_file():
-            if not (workspace / "probe").exists():
-                return None
+        landed = (layers / "upper" / "probe").is_file() and not (workspace / "probe").exists()
+        if done.returncode == 0 and landed:
+            return None
         reason = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
         return (
             f"the kernel cannot mount an overlay in a user namespace here ({reason}): "
@@ -255,12 +255,12 @@ async def propose(overlay: OverlayBackend, written: Written) -> tuple[list[str],
         )
         return [], problems
     done = []
-    for relative, text in sorted(changed.items()):
+    for relative, new in sorted(changed.items()):
         try:
-            if text is None:
+            if new is None:
                 await overlay.delete(relative)
             else:
-                await overlay.write_text(relative, text)
+                await overlay.write_text(relative, new)
         except BackendError as exc:
             problems.append(str(exc))
         else:

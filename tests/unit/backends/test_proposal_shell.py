@@ -151,9 +151,8 @@ async def test_a_command_sees_the_proposal_and_its_writes_join_it(workspace: Pat
     await overlay.write_text("calc.py", FIXED)
     await overlay.delete("old.txt")
     assert overlay.shell is not None
-    command = (
-        "python3 -c 'import calc; print(calc.add(2, 3))'; ls; echo hi > out.txt; rm pkg/b.py"
-    )
+    command = "python3 -c 'import calc; print(calc.add(2, 3))'; ls; "
+    command += "echo hi > out.txt; rm pkg/b.py"
     result = await overlay.shell.execute(ShellCommand(command))
     assert result.exit_code == 0 and result.sandbox == "workspace-write"
     lines = result.output.splitlines()
