@@ -200,7 +200,7 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     token = f"deepacp-{run_id}" if ls.support.progress else None
     handler = LspHandler(ls, token)
     sandbox = lsp_sandbox(sandbox_policy(ls.sandbox_flag))
-    if notice := await asyncio.to_thread(overlay_notice, sandbox):
+    if notice := overlay_notice(sandbox):
         ls.window_log_message(T.LogMessageParams(type=T.MessageType.Warning, message=notice))
     manager = SessionManager(open_store(deepacp_home()), resolve_model, sandbox=sandbox)
     stop: str | None = None  # None: the run failed
