@@ -3,8 +3,8 @@
 Reads see, in order: the agent's own changes, the editor's open documents (unsaved text),
 the disk. Writes and deletions land in memory and never touch the disk; `changes()` gives
 each changed file's text before and after, which the LSP face turns into edits the user
-reviews. Commands (when the disk backend has a shell) run on disk and do not see the
-overlay.
+reviews. Commands (when the disk backend has a local shell) run over the overlay where the
+kernel allows it, and what they write joins it (`deepacp.backends.proposal_shell`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from deepacp.backends import search
 from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import FilesystemBackend
-from deepacp.backends.protocol import MAX_TEXT_BYTES, Entry, GrepMatch, GrepQuery
+from deepacp.backends.proposal_shell import ProposalShell
+from deepacp.backends.protocol import MAX_TEXT_BYTES, Entry, GrepMatch, GrepQuery, Shell
+from deepacp.backends.shell import LocalShell
 
 Documents = Callable[[Path], str | None]
 """The editor's text for an open file (by absolute path), or None when it is not open."""
@@ -38,6 +40,15 @@ class OverlayBackend(DelegatingBackend[FilesystemBackend]):
     def disk_path(self, path: str) -> Path:
         """Always a path on disk (the LSP face makes a file URI of it)."""
         return self.inner.disk_path(path)
+
+    @property
+    def shell(self) -> Shell | None:
+        inner = self.inner.shell
+        return ProposalShell(self, inner) if isinstance(inner, LocalShell) else inner
+
+    def proposed(self) -> dict[str, str | None]:
+        """Workspace path -> the agent's text for it now (None: it deletes the file)."""
+        return {p: new for p, (_, new) in self.changes().items()}
 
     def changes(self) -> dict[str, tuple[str | None, str | None]]:
         """Workspace path -> (text the agent started from, text now); None: no file."""

@@ -112,19 +112,35 @@ def is_excluded(path: str, exclude: Iterable[str]) -> bool:
 def walk_files(root: Path, start: str = "", exclude: tuple[str, ...] = ()) -> Iterator[str]:
     """Yield workspace paths of the regular files under `start`, honouring .gitignore, in
     path order; folders in `exclude` (workspace paths) are not entered."""
+    specs = _specs_above(root, start)
+    if specs is None or is_excluded(start, exclude):
+        return
+    yield from _walk(root, start, specs, exclude)
+
+
+def _specs_above(
+    root: Path, rel: str, *, is_dir: bool = True
+) -> list[tuple[str, pathspec.GitIgnoreSpec]] | None:
+    """The .gitignore files that apply inside the workspace path `rel` (those of the
+    folders above it), or None when `rel` itself is ignored or in a `SKIPPED_DIRS` folder."""
     specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-    # .gitignore files of the directories above `start` apply too.
-    parts = start.split("/") if start else []
+    parts = rel.split("/") if rel else []
     for depth in range(len(parts)):
         base = "/".join(parts[:depth])
         if spec := _load_gitignore(root / base if base else root):
             specs.append((base, spec))
-        rel = "/".join(parts[: depth + 1])
-        if parts[depth] in SKIPPED_DIRS or _ignored(specs, rel, True):
-            return
-    if is_excluded(start, exclude):
-        return
-    yield from _walk(root, start, specs, exclude)
+        folder = is_dir or depth < len(parts) - 1
+        if (folder and parts[depth] in SKIPPED_DIRS) or _ignored(
+            specs, "/".join(parts[: depth + 1]), folder
+        ):
+            return None
+    return specs
+
+
+def is_ignored(root: Path, rel: str, *, is_dir: bool = False) -> bool:
+    """Whether the workspace path `rel` is one a walk of `root` skips (.gitignore'd, or in
+    a `SKIPPED_DIRS` folder), by the .gitignore files on disk."""
+    return _specs_above(root, rel, is_dir=is_dir) is None
 
 
 def _walk(

@@ -172,9 +172,16 @@ class LocalShell:
         argv = shell_argv(run.command)
         if self.sandbox is not None:
             argv = self.sandbox.wrap(argv, policy or "off", guard)
-        async with self._slots:
-            result = await self._run(argv, timeout, run.on_output)
+        result = await self.run_argv(argv, timeout, run.on_output)
         return guarded_result(result, policy, guard, self.root)
+
+    async def run_argv(
+        self, argv: list[str], timeout: float, on_output: OutputCallback | None
+    ) -> ExecuteResult:
+        """`argv` (already wrapped as it must run) in the root, when its turn among the
+        running commands comes."""
+        async with self._slots:
+            return await self._run(argv, timeout, on_output)
 
     async def _run(
         self, argv: list[str], timeout: float, on_output: OutputCallback | None

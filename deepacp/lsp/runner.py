@@ -15,6 +15,7 @@ from lsprotocol import types as T
 from pygls.progress import Progress
 
 from deepacp.backends.overlay import OverlayBackend
+from deepacp.backends.proposal_shell import overlay_problem
 from deepacp.backends.sandbox import SandboxPolicy
 from deepacp.config import deepacp_home, sandbox_policy
 from deepacp.events import (
@@ -154,8 +155,21 @@ class LspHandler:
 
 def lsp_sandbox(configured: SandboxPolicy) -> SandboxPolicy:
     """The policy of the LSP face's commands: nothing reaches the disk before the user
-    accepts a proposal, so commands may not write the workspace either (`off` stays off)."""
+    accepts a proposal, so commands may not write the workspace either (`off` stays off).
+    Where the kernel allows it they write an overlay of it instead, and that joins the
+    proposal (`deepacp.backends.proposal_shell`)."""
     return "off" if configured == "off" else "read-only"
+
+
+def overlay_notice(policy: SandboxPolicy) -> str | None:
+    """What to tell the user when this run's commands will not see its proposal."""
+    problem = None if policy == "off" else overlay_problem()
+    if problem is None:
+        return None
+    return (
+        f"deepacp: commands run on the files on disk, not on the proposal: {problem}. "
+        "A test run there tests the code before the proposed changes."
+    )
 
 
 def _selection(args: EditArgs, text: str | None) -> str:
@@ -186,6 +200,8 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     token = f"deepacp-{run_id}" if ls.support.progress else None
     handler = LspHandler(ls, token)
     sandbox = lsp_sandbox(sandbox_policy(ls.sandbox_flag))
+    if notice := overlay_notice(sandbox):
+        ls.window_log_message(T.LogMessageParams(type=T.MessageType.Warning, message=notice))
     manager = SessionManager(open_store(deepacp_home()), resolve_model, sandbox=sandbox)
     stop: str | None = None  # None: the run failed
     relative = target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)

@@ -207,10 +207,11 @@ async def test_a_link_out_of_the_workspace_is_refused(workspace: Path) -> None:
         await overlay.write_text("link.txt", "pwned")
 
 
-async def test_commands_run_on_disk_in_the_disk_backends_shell(workspace: Path) -> None:
+async def test_unsandboxed_commands_run_on_disk_and_say_so(workspace: Path) -> None:
     assert OverlayBackend(FilesystemBackend(workspace)).shell is None
     overlay = OverlayBackend(LocalShellBackend(workspace))
     await overlay.write_text("README.md", "# only in the overlay\n")
     assert overlay.shell is not None
     result = await overlay.shell.execute(ShellCommand("cat README.md"))
-    assert (result.exit_code, result.output) == (0, "# project\n")
+    assert result.exit_code == 0 and result.output.startswith("# project\n")
+    assert "ran on the files on disk, not on the proposal (the sandbox is off)" in result.output

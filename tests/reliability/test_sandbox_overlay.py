@@ -1,0 +1,77 @@
+"""Attacks from a command of the LSP face, which runs over an overlay of the workspace:
+through `deepacp lsp` (a scripted model calling `execute`), nothing may reach the real
+workspace or anything outside it; what lands in the overlay is only proposed.
+
+Skipped, with the reason, where the kernel overlay or the sandbox cannot work here."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytest_lsp import LanguageClient
+
+from deepacp.backends.proposal_shell import overlay_problem
+from tests.e2e import test_lsp
+from tests.e2e.test_lsp import execute, open_document, start
+
+client = test_lsp.client
+
+pytestmark = pytest.mark.skipif(
+    overlay_problem() is not None, reason=f"no overlay here: {overlay_problem()}"
+)
+
+CALC = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def base() -> Iterator[Path]:
+    """Under /var/tmp, not /tmp: the sandbox's /tmp is private, which would hide a target
+    for a reason a real folder does not have."""
+    folder = Path(tempfile.mkdtemp(prefix="deepacp-overlay-attack-", dir="/var/tmp"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(call_id: str, command: str) -> dict:
+    return {"id": call_id, "name": "execute", "args": {"command": command}}
+
+
+async def test_a_command_over_the_proposal_writes_neither_the_workspace_nor_outside(
+    client: LanguageClient, base: Path
+) -> None:
+    workspace = base / "workspace"
+    beside = base / "beside"
+    workspace.mkdir()
+    beside.mkdir()
+    (workspace / "calc.py").write_text(CALC)
+    every_mount = (
+        "for m in $(cut -d' ' -f5 /proc/self/mountinfo); do echo x > \"$m/via-mount\"; done"
+    )
+    calls = [
+        run("absolute", f"echo pwned > {workspace}/calc.py"),
+        run("beside", f"echo x > {beside}/pwned"),
+        run("dotdot", "echo x > ../beside/dotdot"),
+        run("symlink", f"ln -s {beside} out && echo x > out/via-link"),
+        run("proc-root", f"echo x > /proc/self/root{beside}/via-proc"),
+        run("unmount", f"umount -l {workspace}; echo x > {workspace}/under-the-overlay"),
+        run("remount", f"mount -o remount,rw / ; echo x > {beside}/via-remount"),
+        run("mounts", every_mount),
+    ]
+    turns = [{"tool_calls": calls}, {"content": "done"}]
+    await start(client, workspace, turns, shell="allow")
+    uri = open_document(client, workspace / "calc.py", CALC)
+    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "attack"})
+    assert (workspace / "calc.py").read_text() == CALC
+    assert sorted(p.name for p in workspace.iterdir()) == ["calc.py"]
+    assert list(beside.iterdir()) == []
+    assert not any(base.parent.glob("via-mount")) and not Path("/via-mount").exists()
+    # What the commands wrote in the overlay is offered for review, and only that.
+    proposed = {Path(u).name for u in result["files"]}
+    assert "calc.py" in proposed and "out" not in proposed  # a link is never proposed
+    assert proposed <= {"calc.py", "under-the-overlay", "via-mount"}
