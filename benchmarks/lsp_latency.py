@@ -80,6 +80,12 @@ async def once(root: Path, env: dict) -> tuple[float, float]:
             "textDocument/didOpen",
             {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}},
         )
+        # `initialize` may be answered before the server is loaded (deepacp.lsp.boot): a
+        # hover's answer says it is up, so the edit below streams by the time of the cancel.
+        await peer.request(
+            "textDocument/hover",
+            {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}},
+        )
         args = [{"uri": uri, "instruction": "think for a long time"}]
         edit = asyncio.create_task(
             peer.request("workspace/executeCommand", {"command": "deepacp.edit", "arguments": args})
