@@ -83,6 +83,8 @@ class ServerTask:
 class ServerState:
     values: dict[str, Any]
     tasks: tuple[ServerTask, ...]
+    config: dict[str, Any]
+    """Where the state is (`configurable.checkpoint_id`), as a local graph's state says."""
 
 
 class ServerGraph:
@@ -186,7 +188,9 @@ class ServerGraph:
             ServerTask(update_from_json("", task.get("result")))
             for task in state.get("tasks") or []
         )
-        return ServerState(values, tasks)
+        checkpoint = state.get("checkpoint") or {}
+        at = {"configurable": {"checkpoint_id": checkpoint.get("checkpoint_id")}}
+        return ServerState(values, tasks, at)
 
     async def aupdate_state(
         self, config: dict[str, Any], values: dict[str, Any], as_node: str | None = None

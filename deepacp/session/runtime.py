@@ -402,10 +402,17 @@ class Session:
     async def fork(self) -> SessionRecord:
         """A new session with this one's conversation and restore points so far, titled
         "fork of …"; the two diverge from here."""
+        self._on_this_machine("forked")
         title = f"fork of {self.record.title or 'Untitled'}"
         forked = await self.store.fork(self.record, title)
         self.restore_points.copy_to(forked.id, {self.record.thread_id: forked.thread_id})
         return forked
+
+    def _on_this_machine(self, done: str) -> None:
+        """Refuse, with a `DeepacpError`, what cannot be done yet to a session whose thread
+        and files live on a LangGraph server (`--server`)."""
+        if self.server is not None:
+            raise DeepacpError(f"a session on a LangGraph server cannot be {done} yet")
 
     def prompts(self) -> list[RestorePoint]:
         """The prompts that can be rewound to, first to last."""
@@ -429,6 +436,7 @@ class Session:
         user changed since the agent did are conflicts: nothing happens unless `force`
         (restore them anyway) or `keep` (rewind the rest, keep the user's). The turns taken
         back stay in a fork of the session."""
+        self._on_this_machine("rewound")
         points = self.restore_points.points[number - 1 :]
         found = await conflicts(self.backend, points)
         if found and not (force or keep):

@@ -103,6 +103,7 @@ async def test_cancel_cancels_the_server_run_and_the_thread_goes_on(
             await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
             task = asyncio.create_task(agent.prompt(session, "run it"))
             await wait_for(lambda: marked_pids(mark), timeout=30)
+            await wait_for(lambda: "slow" in agent.client.cards(), timeout=30)
             await agent.conn.cancel(session_id=session)
             assert (await task).stop_reason == "cancelled"
             assert agent.client.cards()["slow"]["statuses"][-1] == "failed"
