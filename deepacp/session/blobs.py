@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,8 +33,9 @@ def digest(data: bytes) -> str:
 
 
 def write_private(target: Path, data: bytes) -> None:
-    """Write `data` to `target` (0600) through a temporary file and a rename."""
-    tmp = private_file(target.with_name(f"{target.name}.{os.getpid()}.tmp"))
+    """Write `data` to `target` (0600) through a temporary file and a rename (named for the
+    process and thread, so writers at once never rename each other's file away)."""
+    tmp = private_file(target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"))
     tmp.write_bytes(data)
     tmp.replace(target)
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError, NotFoundError
@@ -20,6 +22,8 @@ from deepacp.backends.protocol import Backend, ExecuteResult, Shell, ShellComman
 from deepacp.session.blobs import digest
 from deepacp.session.snapshots import MissingContent, RestorePoint, RestorePoints
 from deepacp.session.store import SessionRecord
+
+T = TypeVar("T")
 
 
 async def current(backend: Backend, path: str) -> bytes | None:
@@ -47,11 +51,18 @@ class ScanningShell:
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         if self.points.recording is None:
             return await self.inner.execute(run)
-        before = await asyncio.to_thread(self.points.before_command)
+        before = await asyncio.to_thread(self._in_turn, self.points.before_command)
         try:
             return await self.inner.execute(run)
         finally:
-            await asyncio.shield(asyncio.to_thread(self.points.after_command, before))
+            await asyncio.shield(
+                asyncio.to_thread(self._in_turn, self.points.after_command, before)
+            )
+
+    def _in_turn(self, scan: Callable[..., T], *args: Any) -> T:
+        """`scan` while no other command's scan runs (they share the restore point)."""
+        with self.points.scanning:
+            return scan(*args)
 
 
 class RecordingBackend(DelegatingBackend[Backend]):

@@ -13,6 +13,7 @@ import contextlib
 import json
 import shutil
 import stat
+import threading
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -93,6 +94,8 @@ class RestorePoints:
         self.git = GitObjects(root)
         self.points: list[RestorePoint] = self._load()
         self.recording: RestorePoint | None = None
+        self.scanning = threading.Lock()
+        """Held by a scan around a command: the scans of commands run at once take turns."""
         self._known: dict[str, tuple[Stamp, str]] = {}
         """Files whose content is kept: their stamp then, and the content's SHA-256."""
         self._in_git: dict[str, str] = {}

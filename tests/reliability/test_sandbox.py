@@ -236,10 +236,6 @@ FIXTURE = {
 }
 
 
-@pytest.mark.skip(
-    reason="intermittent in the whole suite only (2026-12-02 CI: the first of three parallel "
-    "commands failed with ENOENT); passes alone and in tests/reliability; being traced"
-)
 async def test_builds_and_tests_inside_the_workspace_work(agent_factory, tally, host: Host) -> None:
     t = tally("sandbox: work inside the workspace")
     calls = [

@@ -3,6 +3,7 @@ for tracked files that are unchanged, and a byte budget for the copies."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -154,3 +155,23 @@ def test_blobs_held_for_unchanged_files_survive_a_sweep_until_the_session_closes
     points.release()
     points.blobs.sweep(home / "rewind" / "sessions")
     assert not points.blobs.has(digest(b"not changed yet\n"))
+
+
+async def test_commands_run_at_once_each_get_their_scan(tmp_path: Path) -> None:
+    """Scans around commands run at once take turns: none trips over another's files."""
+    from deepacp.backends.protocol import ShellCommand
+    from deepacp.backends.shell import LocalShell
+    from deepacp.session.rewind import ScanningShell
+    from deepacp.session.snapshots import RestorePoints
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for n in range(20):
+        (root / f"f{n}.txt").write_text(f"{n}\n")
+    points = RestorePoints(tmp_path / "home", "s1", root)
+    points.begin("go", "t1", None)
+    shell = ScanningShell(LocalShell(root), points)
+    runs = [shell.execute(ShellCommand(f"echo {n} > made{n}.txt")) for n in range(8)]
+    results = await asyncio.gather(*runs)
+    assert [r.exit_code for r in results] == [0] * 8
+    assert {f"made{n}.txt" for n in range(8)} <= set(points.recording.before)
