@@ -42,10 +42,6 @@ def run(call_id: str, command: str) -> dict:
     return {"id": call_id, "name": "execute", "args": {"command": command}}
 
 
-@pytest.mark.skip(
-    reason="intermittent in the whole suite only (2026-12-02 CI, neovim@v0.7.0: calc.py not "
-    "in the proposal); passes alone and in tests/reliability; being traced"
-)
 async def test_a_command_over_the_proposal_writes_neither_the_workspace_nor_outside(
     client: LanguageClient, base: Path
 ) -> None:
