@@ -100,6 +100,8 @@ class PlanEntry:
 
 PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 """How a plan entry's status reads in plain text (terminals, the demo)."""
+GOAL_ENTRY = "Goal: "
+"""How the goal's plan entry starts (it ends with the grader's latest verdict)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from deepacp.config import Effort, deepacp_home, parse_effort, sandbox_policy
 from deepacp.diffs import unified_diff
 from deepacp.events import (
     ASK_IN_CHAT,
+    GOAL_ENTRY,
     PLAN_MARKS,
     Event,
     MessageChunk,
@@ -40,6 +41,8 @@ class TerminalHandler:
         self.cwd = cwd
         self.titles: dict[str, str] = {}
         self.mid_line = False
+        self.goal_met = False
+        """Whether the goal's plan entry last said the grader found it met."""
 
     def _print(self, text: str) -> None:
         if self.mid_line:
@@ -75,6 +78,8 @@ class TerminalHandler:
             self._print("plan:")
             for entry in event.entries:
                 print(f"  {PLAN_MARKS[entry.status]} {entry.content}")
+                if entry.content.startswith(GOAL_ENTRY):
+                    self.goal_met = entry.status == "completed"
 
     async def ask(self, question: Question) -> str | None:
         if not self.interactive:
@@ -148,6 +153,9 @@ async def _run(
         await manager.shutdown()  # the session is closed, its MCP servers and claim released
         if remote is not None:
             await remote.close()
+    if goal and stop == "end_turn" and not handler.goal_met:
+        handler._print(f"[goal not met; session {record.id}]")
+        return 1
     handler._print(f"[{stop}; session {record.id}]")
     return 0 if stop == "end_turn" else 1
 

@@ -11,6 +11,7 @@ from langgraph.types import Command
 
 from deepacp.backends.protocol import Backend
 from deepacp.events import (
+    GOAL_ENTRY,
     Event,
     MessageChunk,
     Notice,
@@ -211,7 +212,7 @@ class LiveProjection:
         goal = " ".join(signal.goal.split())
         if len(goal) > GOAL_PLAN_CHARS:
             goal = goal[: GOAL_PLAN_CHARS - 1] + "…"
-        self.goal_entry = PlanEntry(f"Goal: {goal} ({label})", status, "high")
+        self.goal_entry = PlanEntry(f"{GOAL_ENTRY}{goal} ({label})", status, "high")
         plan = PlanUpdated(self._plan())
         if signal.status == "checking":
             if signal.check_id in self.announced:

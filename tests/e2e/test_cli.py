@@ -153,3 +153,15 @@ def test_run_with_a_goal_grades_the_work_before_it_ends(tmp_path: Path) -> None:
     assert "note: Goal needs revision (round 1 of 3): say more" in result.stdout
     assert "note: Goal met (grader, round 2 of 3): enough said" in result.stdout
     assert "Done, with more." in result.stdout
+
+
+def test_run_exits_non_zero_when_the_goal_is_not_met(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[goal]\nrounds = 1\n")
+    turns = [{"content": "Done."}, {"content": '{"verdict": "needs_revision", "feedback": "no"}'}]
+    model = write_script(tmp_path, turns)
+    env = {"DEEPACP_HOME": str(home)}
+    result = run("run", "--model", model, "--goal", "it says more", "hi", cwd=tmp_path, env=env)
+    assert result.returncode == 1, result.stdout
+    assert "[goal not met; session" in result.stdout
