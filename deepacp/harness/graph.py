@@ -362,7 +362,8 @@ def create_deep_agent(
         if profile.offers(TASK)
         else []
     )
-    if background is not None and profile.offers(START_BACKGROUND_TASK):
+    # Background tasks are delegation too: a profile without `task` goes without them.
+    if background is not None and profile.offers(TASK) and profile.offers(START_BACKGROUND_TASK):
         rest = (skills, prompt_caching, profile, retry, hooks)
         delegation.append(
             _background(subagents, background, model, tools, backend, interrupt_on, rest)

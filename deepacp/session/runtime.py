@@ -36,6 +36,8 @@ from deepacp.events import (
     ModeChanged,
     ModelChanged,
     Notice,
+    PlanEntry,
+    PlanUpdated,
     StopReason,
     TitleChanged,
 )
@@ -154,6 +156,9 @@ class Session:
         self._summarizer: Any = None
         self._window: int | None = None
         self._task: asyncio.Task[StopReason] | None = None
+        self.background: Any = None
+        """The session's background tasks (an `InProcessTasks`, made with the first graph:
+        it outlives a rebuilt one, and ends with the session)."""
         self.turns = TurnQueue()
         self._shown_commands: tuple[commands.Command, ...] | None = None
         self.last_turn_usage = TokenUsage()
@@ -218,6 +223,10 @@ class Session:
                 self.backend, before_compact=self.hooks.compacting
             )
             config = load_config()
+            if self.background is None:
+                from deepacp.harness.middleware.background import InProcessTasks
+
+                self.background = InProcessTasks(on_end=self._background_ended)
             self._graph = build_session_agent(
                 model,
                 self.backend,
@@ -232,6 +241,7 @@ class Session:
                 goal=(lambda: self.record.goal) if self.record.goal else None,
                 goal_rounds=config.goal_rounds,
                 inbox=self._inbox,
+                background=self.background,
             )
             self._model = model
         return self._graph
@@ -249,6 +259,31 @@ class Session:
         steered = self.turns.steered()
         arrived += [HumanMessage(content=c if isinstance(c, str) else [*c]) for c in steered]
         return arrived
+
+    def _task_status(self, task_id: str) -> Any:
+        if self.background is not None:
+            return self.background.status(task_id)
+        # No turn ran here yet, so none of its tasks runs in this process.
+        return "lost" if self.server is None else None
+
+    async def plan(self) -> tuple[PlanEntry, ...]:
+        """The plan as the thread's state has it: the task list, then the background tasks
+        (each as its runner knows it now)."""
+        from deepacp.harness.middleware.background import BACKGROUND_KEY
+        from deepacp.harness.state import read_value
+        from deepacp.session import cards, projection
+
+        checkpointer = await self.store.checkpointer()
+        todos = await read_value(checkpointer, self.config, "todos")
+        tasks = await read_value(checkpointer, self.config, BACKGROUND_KEY)
+        entries = projection.background_entries(tasks, self._task_status)
+        return (*cards.plan_of(todos).entries, *entries)
+
+    async def _background_ended(self, task_id: str) -> None:
+        """Show the editor a background task that ended while no turn ran (a turn shows
+        it in its own plan updates)."""
+        if not self.turns.busy and self._graph is not None:
+            await self.handler.emit(PlanUpdated(await self.plan()))
 
     async def make_thread(self) -> None:
         """Make the session's thread where it lives: on the server, with one (a server that
@@ -362,9 +397,13 @@ class Session:
 
         if self.server is not None:
             messages = await (await self.graph()).messages(self.config)
-        else:
-            messages = await read_messages(await self.store.checkpointer(), self.config)
-        return list(projection.replay(messages, self.backend))
+            return list(projection.replay(messages, self.backend))
+        messages = await read_messages(await self.store.checkpointer(), self.config)
+        events = list(projection.replay(messages, self.backend))
+        plan = await self.plan()
+        if any(e.content.startswith(projection.BACKGROUND_ENTRY) for e in plan):
+            events.append(PlanUpdated(plan))  # where the background tasks stand now
+        return events
 
     def prices(self) -> ModelPrices | None:
         """The session model's prices in config.toml (None: not configured, or unreadable)."""
@@ -570,6 +609,7 @@ class Session:
             self._window,
             self.prices(),
             self.hooks.stopping,
+            self._task_status,
         )
         state = await graph.aget_state(self.config)
         checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
@@ -591,6 +631,8 @@ class Session:
         still holds it."""
         await self.stop()
         self._task = None
+        if self.background is not None:
+            await self.background.close()  # its tasks end with it
         self.restore_points.release()
         await self.mcp.close()
         await self.hooks.close()

@@ -149,19 +149,34 @@ class InProcessTasks:
     """Background tasks as asyncio tasks of this process, owned by one session.
 
     Each runs in a fresh context (not inside the tool call that started it, which ends
-    at once). `on_end` is awaited when a task ends by itself (not when cancelled), so the
-    session can show it.
+    at once). `on_end` is awaited once a task has ended by itself (not when cancelled),
+    so the session can show it.
     """
 
     def __init__(self, on_end: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.on_end = on_end
         self._tasks: dict[str, asyncio.Task[Outcome]] = {}
         self._inboxes: dict[str, list[str]] = {}
+        self._telling: set[asyncio.Task[None]] = set()
 
     async def start(self, task_id: str, agent: Any, payload: dict[str, Any]) -> None:
         self._inboxes[task_id] = []
         run = self._run(task_id, agent, payload)
-        self._tasks[task_id] = asyncio.create_task(run, context=contextvars.Context())
+        task = asyncio.create_task(run, context=contextvars.Context())
+        self._tasks[task_id] = task
+        task.add_done_callback(lambda done: self._ended(task_id, done))
+
+    def _ended(self, task_id: str, task: asyncio.Task[Outcome]) -> None:
+        if self.on_end is None or task.cancelled():
+            return
+        telling = asyncio.ensure_future(self._tell(task_id))
+        self._telling.add(telling)
+        telling.add_done_callback(self._telling.discard)
+
+    async def _tell(self, task_id: str) -> None:
+        if self.on_end is not None:
+            with contextlib.suppress(Exception):
+                await self.on_end(task_id)
 
     async def _run(self, task_id: str, agent: Any, payload: dict[str, Any]) -> Outcome:
         _running_task.set(task_id)
@@ -180,9 +195,6 @@ class InProcessTasks:
                 files_delta(payload.get("files"), final.get("files")) or None,
                 final.get(USAGE_KEY),
             )
-        if self.on_end is not None:
-            with contextlib.suppress(Exception):
-                await self.on_end(task_id)
         return outcome
 
     def status(self, task_id: str) -> TaskStatus | None:

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from deepacp.harness.graph import NO_PROFILE
 from deepacp.harness.messages import text_of
+from deepacp.harness.middleware.background import InProcessTasks
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.profiles import BUILT_IN, HarnessProfile
 from deepacp.session.agent import build_session_agent
@@ -60,6 +61,7 @@ async def what_the_model_sees(profile: HarnessProfile, tmp_path: Path) -> str:
         summarizer=SummarizationMiddleware(backend),
         planning=True,
         profile=profile,
+        background=InProcessTasks(),
     )
     await agent.ainvoke(
         {"messages": [{"role": "user", "content": "hi"}]}, {"configurable": {"thread_id": "t"}}
