@@ -400,3 +400,30 @@ def create_deep_agent(
         store=store,
         name=name,
     )
+
+
+def create_background_agent(
+    model: str | BaseChatModel,
+    tools: Sequence[Any] = (),
+    *,
+    backend: Backend | None = None,
+    interrupt_on: dict[str, bool | InterruptOnConfig] | None = None,
+    skills: Sequence[str] | None = None,
+    profile: HarnessProfile | None = None,
+    retry: RetryPolicy | None = None,
+    prompt_caching: bool = True,
+) -> Any:
+    """The general-purpose sub-agent as a background task runs on its own graph (a
+    LangGraph server's `deepacp-task`): what `interrupt_on` would ask about is refused,
+    since nobody is there to ask. Its input is the brief as a human message (and the
+    parent's shared state); more instructions arrive as further runs on its thread."""
+    if isinstance(model, str):
+        from deepacp.models import resolve_model
+
+        model = resolve_model(model)
+    profile = profile or profile_for(model_spec(model) or "") or NO_PROFILE
+    backend = with_scratch_routes(backend or StateBackend())
+    refuse = [RefuseApprovalsMiddleware(interrupt_on or {})]
+    rest = (skills, prompt_caching, profile, retry, None)
+    agents, _ = _children([], model, tools, backend, None, *rest, extra=refuse)
+    return agents[GENERAL_PURPOSE]

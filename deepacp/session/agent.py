@@ -110,3 +110,27 @@ def build_session_agent(
         goal_rounds=goal_rounds,
         background=background,
     )
+
+
+def build_task_agent(
+    model: Any,
+    backend: Backend,
+    policy: ApprovalPolicy,
+    *,
+    tools: list[Any],
+    profile: HarnessProfile | None = None,
+    retry: RetryPolicy | None = None,
+) -> Any:
+    """A background task's harness on its own graph: the general-purpose sub-agent with
+    the session's workspace, mode and "always" answers, refusing what would be asked."""
+    from deepacp.harness.graph import create_background_agent
+
+    return create_background_agent(
+        model,
+        tools,
+        backend=backend,
+        interrupt_on=approval_gate(policy),
+        skills=SKILL_SOURCES,
+        profile=profile,
+        retry=retry,
+    )

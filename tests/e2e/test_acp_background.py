@@ -190,3 +190,56 @@ async def test_a_task_running_when_deepacp_was_killed_is_lost_after_a_restart(
         await agent.prompt(session, "check it")
         text = agent.client.cards()["k1"]["content"][-1].content.text
         assert text.startswith("Background task bg-s1 is lost.") and "start it again" in text
+
+
+async def task_run_ended(url: str, task_id: str) -> bool:
+    """Whether the server's run of background task `task_id` has ended."""
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    threads = await client.threads.search(metadata={"deepacp_task": task_id}, limit=1)
+    if not threads:
+        return False
+    runs = await client.runs.list(threads[0]["thread_id"], limit=1)
+    return bool(runs) and runs[0]["status"] not in ("pending", "running")
+
+
+async def test_a_task_on_the_server_is_seen_finished_after_a_restart(
+    agent_factory, langgraph_server, tmp_path
+) -> None:
+    turns = [
+        *START,
+        child(call("read_file", "r1", file_path="a.py")),
+        child({"content": "On the server, a.py sets x = 1."}),
+        check(),
+        {"content": "It finished."},
+    ]
+    with langgraph_server(turns) as server:
+        (server.workspace / "a.py").write_text("x = 1\n")
+        remote = {
+            "workspace": server.workspace,
+            "args": ("--server", server.url),
+            "env": {"DEEPACP_MODEL": ""},  # the server's model is the one that runs
+            "home": tmp_path / "client-home",
+        }
+        async with agent_factory([], **remote) as agent:
+            session = await agent.new_session()
+            assert (await agent.prompt(session, "start it")).stop_reason == "end_turn"
+            started = agent.client.cards()["s1"]["content"][-1].content.text
+            assert started.startswith("Started background task bg-s1.")
+            agent.process.send_signal(signal.SIGKILL)
+            await agent.process.wait()
+            agent.wire.incoming.clear()  # the killed connection may have half-read frames
+        # The task goes on on the server while no deepacp runs.
+        while not await task_run_ended(server.url, "bg-s1"):
+            await asyncio.sleep(0.1)
+
+        async with agent_factory([], **remote) as agent:
+            await agent.conn.load_session(
+                cwd=str(server.workspace), session_id=session, mcp_servers=[]
+            )
+            assert (await agent.prompt(session, "check it")).stop_reason == "end_turn"
+            report = agent.client.cards()["k1"]["content"][-1].content.text
+            assert report.startswith("Background task bg-s1 finished.")
+            assert "On the server, a.py sets x = 1." in report
+            assert agent.client.text().endswith("It finished.")

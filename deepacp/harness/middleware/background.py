@@ -132,6 +132,19 @@ _running_task: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
+def update_text(message: str) -> str:
+    """A message the agent sent a running task, as the task's sub-agent reads it."""
+    return f"An update from the agent that started you: {message}"
+
+
+def outcome_of(final: Mapping[str, Any], files: FilesUpdate | None = None) -> Outcome:
+    """A finished sub-agent's outcome, from its final state."""
+    report = final_report(final)
+    return Outcome(
+        "finished", report, changed_files(final.get("messages", [])), files, final.get(USAGE_KEY)
+    )
+
+
 def changed_files(messages: Sequence[Any]) -> tuple[str, ...]:
     """The paths a sub-agent's successful write, edit and delete calls named, in order."""
     failed = {
@@ -188,13 +201,7 @@ class InProcessTasks:
             outcome = Outcome("failed", f"the sub-agent failed: {type(exc).__name__}: {exc}")
         else:
             final = final if isinstance(final, Mapping) else {}
-            outcome = Outcome(
-                "finished",
-                final_report(final),
-                changed_files(final.get("messages", [])),
-                files_delta(payload.get("files"), final.get("files")) or None,
-                final.get(USAGE_KEY),
-            )
+            outcome = outcome_of(final, files_delta(payload.get("files"), final.get("files")))
         return outcome
 
     def status(self, task_id: str) -> TaskStatus | None:
@@ -233,7 +240,7 @@ class InProcessTasks:
         if not arrived:
             return []
         messages, arrived[:] = list(arrived), []
-        return [HumanMessage(f"An update from the agent that started you: {m}") for m in messages]
+        return [HumanMessage(update_text(m)) for m in messages]
 
     async def close(self) -> None:
         """Cancel every task still running and wait until each has stopped."""
