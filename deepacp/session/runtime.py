@@ -159,6 +159,8 @@ class Session:
         self.background: Any = None
         """The session's background tasks (an `InProcessTasks`, made with the first graph:
         it outlives a rebuilt one, and ends with the session)."""
+        self._tasks_ended = False
+        """A background task ended that the editor's plan does not show yet."""
         self.turns = TurnQueue()
         self._shown_commands: tuple[commands.Command, ...] | None = None
         self.last_turn_usage = TokenUsage()
@@ -273,17 +275,29 @@ class Session:
         from deepacp.harness.state import read_value
         from deepacp.session import cards, projection
 
-        checkpointer = await self.store.checkpointer()
-        todos = await read_value(checkpointer, self.config, "todos")
-        tasks = await read_value(checkpointer, self.config, BACKGROUND_KEY)
+        if self.server is not None:
+            values = (await (await self.graph()).aget_state(self.config)).values
+            todos, tasks = values.get("todos"), values.get(BACKGROUND_KEY)
+        else:
+            checkpointer = await self.store.checkpointer()
+            todos = await read_value(checkpointer, self.config, "todos")
+            tasks = await read_value(checkpointer, self.config, BACKGROUND_KEY)
         entries = projection.background_entries(tasks, self._task_status)
         return (*cards.plan_of(todos).entries, *entries)
 
     async def _background_ended(self, task_id: str) -> None:
-        """Show the editor a background task that ended while no turn ran (a turn shows
-        it in its own plan updates)."""
-        if not self.turns.busy and self._graph is not None:
-            await self.handler.emit(PlanUpdated(await self.plan()))
+        self._tasks_ended = True
+        await self._show_ended_tasks()
+
+    async def _show_ended_tasks(self) -> None:
+        """Show the editor the background tasks that ended, once no turn runs (a turn
+        that runs takes its plan from the thread's state, which has not heard yet)."""
+        if self._tasks_ended and not self.turns.busy and self._graph is not None:
+            self._tasks_ended = False
+            try:
+                await self.handler.emit(PlanUpdated(await self.plan()))
+            except Exception:
+                log.exception("could not show the background tasks of session %s", self.id)
 
     async def make_thread(self) -> None:
         """Make the session's thread where it lives: on the server, with one (a server that
@@ -397,8 +411,8 @@ class Session:
 
         if self.server is not None:
             messages = await (await self.graph()).messages(self.config)
-            return list(projection.replay(messages, self.backend))
-        messages = await read_messages(await self.store.checkpointer(), self.config)
+        else:
+            messages = await read_messages(await self.store.checkpointer(), self.config)
         events = list(projection.replay(messages, self.backend))
         plan = await self.plan()
         if any(e.content.startswith(projection.BACKGROUND_ENTRY) for e in plan):
@@ -512,6 +526,7 @@ class Session:
             return await self._turn(content)
         finally:
             self.turns.release()
+            await self._show_ended_tasks()
 
     async def _turn(self, content: str | list[dict]) -> StopReason:
         self.last_turn_usage, self.last_message_id = TokenUsage(), None
@@ -537,6 +552,7 @@ class Session:
                 return await self._turn(content)
             finally:
                 self.turns.release()
+                await self._show_ended_tasks()
 
         return asyncio.create_task(turn())
 

@@ -9,12 +9,14 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable
-from pathlib import Path
 
 from acp import schema as S
 
+from tests.support.waits import marked, marked_pids
+
 BRIEF = "BG-1: look at a.py and write notes.txt"
-SLOW = "sleep 31.5"
+MARK = "deepacp-background-test"
+SLOW = marked("sleep 30", MARK)
 """A command the tests find among the processes (and see gone once it is stopped)."""
 
 
@@ -51,16 +53,8 @@ def plans(agent) -> list[list[str]]:
 
 
 def slow_commands() -> list[int]:
-    """The processes running `SLOW` now."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"sleep" in argv[0] and b"31.5" in argv:
-            found.append(int(proc.name))
-    return found
+    """The processes of `SLOW` running now."""
+    return marked_pids(MARK)
 
 
 async def set_mode(agent, session: str, mode: str) -> None:
@@ -243,3 +237,4 @@ async def test_a_task_on_the_server_is_seen_finished_after_a_restart(
             assert report.startswith("Background task bg-s1 finished.")
             assert "On the server, a.py sets x = 1." in report
             assert agent.client.text().endswith("It finished.")
+            assert plans(agent)[-1] == [f"Background: {BRIEF} (finished)"]
