@@ -140,6 +140,7 @@ async def test_what_a_task_would_ask_about_is_refused_and_nothing_is_asked(
         *START,
         child(call("edit_file", "e1", file_path="a.py", old_string="x = 1", new_string="x = 666")),
         child(call("execute", "x1", command="touch pwned")),
+        child(call("ask_user", "q1", question="May I edit a.py?")),
         child({"content": "Both were refused."}),
         check(),
         {"content": "It could not do it in the background."},
@@ -157,7 +158,7 @@ async def test_what_a_task_would_ask_about_is_refused_and_nothing_is_asked(
         assert "Both were refused." in report and "Files it changed" not in report
         child_requests = [r for r in model_requests() if r["messages"][0]["content"] == BRIEF]
         results = {m.get("tool_call_id"): m for m in child_requests[-1]["messages"]}
-        for call_id in ("e1", "x1"):
+        for call_id in ("e1", "x1", "q1"):
             assert results[call_id]["status"] == "error"
             assert "background tasks cannot ask for approval" in results[call_id]["content"]
 
