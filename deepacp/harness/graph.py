@@ -20,12 +20,9 @@ from deepacp.backends.permissions import CommandRule, PermissionBackend, Permiss
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
 from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy
+from deepacp.harness.background import BackgroundRunner
 from deepacp.harness.contracts import HookRunner
-from deepacp.harness.middleware.background import (
-    BackgroundRunner,
-    BackgroundTasksMiddleware,
-    RefuseApprovalsMiddleware,
-)
+from deepacp.harness.middleware.background import BackgroundTasksMiddleware
 from deepacp.harness.middleware.caching import caching_middleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.goal import GRADER_PROMPT, GoalMiddleware, GoalSource
@@ -34,6 +31,7 @@ from deepacp.harness.middleware.inbox import InboxMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepacp.harness.middleware.profile import ProfileMiddleware
+from deepacp.harness.middleware.refuse_approvals import RefuseApprovalsMiddleware
 from deepacp.harness.middleware.retry import RetryMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
@@ -328,7 +326,8 @@ def create_deep_agent(
       agent ends a turn, a grader checks the work against it, at most `goal_rounds` times
       a turn (see `deepacp.harness.middleware.goal`).
     - `background`: where background sub-agents run; with one, the agent gets the
-      background-task tools (see `deepacp.harness.middleware.background`).
+      background-task tools (see `deepacp.harness.middleware.background`; runners in
+      `deepacp.harness.background`).
     """
     spec = model if isinstance(model, str) else None
     if isinstance(model, str):

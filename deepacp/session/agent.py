@@ -12,8 +12,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from deepacp.backends.protocol import Backend
 from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy
 from deepacp.harness import create_deep_agent
+from deepacp.harness.background import BackgroundRunner
 from deepacp.harness.contracts import HookRunner
-from deepacp.harness.middleware.background import BackgroundRunner
 from deepacp.harness.middleware.inbox import Inbox, InboxMiddleware
 from deepacp.harness.profiles import HarnessProfile
 from deepacp.harness.prompts import append_to_system

@@ -28,6 +28,13 @@ from deepacp.events import (
     UsageUpdated,
     UserMessage,
 )
+from deepacp.harness.background import (
+    BACKGROUND_KEY,
+    TaskRecord,
+    TaskStatus,
+    merge_tasks,
+    shown_status,
+)
 from deepacp.harness.contracts import (
     GoalSignal,
     ModelRetrySignal,
@@ -35,13 +42,6 @@ from deepacp.harness.contracts import (
     ToolTerminalSignal,
 )
 from deepacp.harness.messages import text_of
-from deepacp.harness.middleware.background import (
-    BACKGROUND_KEY,
-    TaskRecord,
-    TaskStatus,
-    merge_tasks,
-    shown_status,
-)
 from deepacp.harness.middleware.goal import is_feedback
 from deepacp.harness.middleware.inbox import is_note
 from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of

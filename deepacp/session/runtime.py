@@ -226,7 +226,7 @@ class Session:
             )
             config = load_config()
             if self.background is None:
-                from deepacp.harness.middleware.background import InProcessTasks
+                from deepacp.harness.background import InProcessTasks
 
                 self.background = InProcessTasks(on_end=self._background_ended)
             self._graph = build_session_agent(
@@ -271,7 +271,7 @@ class Session:
     async def plan(self) -> tuple[PlanEntry, ...]:
         """The plan as the thread's state has it: the task list, then the background tasks
         (each as its runner knows it now)."""
-        from deepacp.harness.middleware.background import BACKGROUND_KEY
+        from deepacp.harness.background import BACKGROUND_KEY
         from deepacp.harness.state import read_value
         from deepacp.session import cards, projection
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from deepacp.harness.middleware.background import (
+from deepacp.harness.background import (
     Outcome,
     TaskStatus,
     outcome_of,

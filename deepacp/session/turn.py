@@ -26,7 +26,7 @@ from deepacp.events import (
     ToolStarted,
     UsageUpdated,
 )
-from deepacp.harness.middleware.background import BACKGROUND_KEY
+from deepacp.harness.background import BACKGROUND_KEY
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
 from deepacp.harness.state import read_value
 from deepacp.harness.usage import USAGE_KEY, TokenUsage

@@ -8,283 +8,47 @@ reads them before its next model call), `cancel_background_task` stops one and
 `list_background_tasks` shows them all.
 
 The task records live in the thread's state (`background_tasks`, merged by id), so they
-are checkpointed with the thread. Where the work runs is a `BackgroundRunner`'s business:
-`InProcessTasks` runs each as an asyncio task of this process, so a task that was running
-when deepacp stopped is reported `lost`, truthfully, and can be started again.
-
-A background task cannot stop to ask the user: its sub-agents are compiled without the
-approval gate and with `RefuseApprovalsMiddleware` in its place, so a call that would be
-asked about is refused inside the task with an error the sub-agent reads — never run
-unasked. The parent's mode and "always" answers still decide what needs asking.
+are checkpointed with the thread; where the work runs is a `BackgroundRunner`'s business
+(see `deepacp.harness.background`). A background task cannot stop to ask the user: its
+sub-agents are compiled without the approval gate and with `RefuseApprovalsMiddleware`
+in its place (see `graph.py`). The parent's mode and "always" answers still decide what
+needs asking.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import contextvars
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict
+from collections.abc import Mapping
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.tools import ToolRuntime
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool, ToolException
-from langgraph.errors import GraphBubbleUp
-from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field
 
-from deepacp.backends.state import FilesUpdate
-from deepacp.harness.middleware.subagents import child_input, files_delta, final_report
+from deepacp.harness.background import (
+    BACKGROUND_KEY,
+    LOST,
+    BackgroundRunner,
+    TaskRecord,
+    merge_tasks,
+    shown_status,
+)
+from deepacp.harness.middleware.subagents import child_input
 from deepacp.harness.names import (
     CANCEL_BACKGROUND_TASK,
     CHECK_BACKGROUND_TASK,
     LIST_BACKGROUND_TASKS,
-    MUTATING_FILE_TOOLS,
     START_BACKGROUND_TASK,
     UPDATE_BACKGROUND_TASK,
 )
 from deepacp.harness.usage import USAGE_KEY
 
-TaskStatus = Literal["running", "finished", "failed", "cancelled", "lost"]
-BACKGROUND_KEY = "background_tasks"
-RECURSION_LIMIT = 1000
-NO_APPROVAL = (
-    "Refused: background tasks cannot ask for approval (or ask the user anything), and "
-    "{name} would ask here. Do not retry it; report that it needs doing in the foreground, "
-    "where the user can answer."
-)
-LOST = (
-    "It stopped when its session closed or deepacp restarted, and its work was not kept; "
-    "start it again if it is still needed."
-)
-
-
-class TaskRecord(TypedDict, total=False):
-    """What the thread remembers of a background task (plain values: checkpointed)."""
-
-    id: str
-    description: str
-    subagent_type: str
-    status: TaskStatus
-    delivered: bool
-    """Its outcome was given to the agent (it is not given twice)."""
-
-
-def merge_tasks(
-    left: dict[str, TaskRecord] | None, right: Mapping[str, TaskRecord] | None
-) -> dict[str, TaskRecord]:
-    """The `background_tasks` reducer: an update's fields replace a record's, by id."""
-    merged = dict(left or {})
-    for task_id, record in (right or {}).items():
-        merged[task_id] = {**merged.get(task_id, {}), **record}
-    return merged
-
 
 class BackgroundState(AgentState):
     background_tasks: NotRequired[Annotated[dict[str, TaskRecord], merge_tasks]]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """Where a task stands, and what it left when it ended."""
-
-    status: TaskStatus
-    report: str = ""
-    changed: tuple[str, ...] = ()
-    """The files its sub-agent wrote, edited or deleted."""
-    files: FilesUpdate | None = None
-    """Its changes to state-held files, as an update for the parent."""
-    usage: Any = None
-
-
-class BackgroundRunner(Protocol):
-    """Where background tasks run."""
-
-    async def start(self, task_id: str, agent: Any, payload: dict[str, Any]) -> None: ...
-
-    async def outcome(self, task_id: str) -> Outcome:
-        """`lost` for a task this runner cannot find."""
-        ...
-
-    async def send(self, task_id: str, message: str) -> bool:
-        """Queue a message for the running task; False when it is not running."""
-        ...
-
-    async def cancel(self, task_id: str) -> bool:
-        """Stop the task; False when it was not running."""
-        ...
-
-    def status(self, task_id: str) -> TaskStatus | None:
-        """The task's status as last known here, without waiting (None: not known)."""
-        ...
-
-    async def inbox(self) -> Sequence[BaseMessage]:
-        """What arrived for the task the calling sub-agent runs (the child's inbox)."""
-        ...
-
-
-_running_task: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "deepacp_background_task", default=None
-)
-
-
-def update_text(message: str) -> str:
-    """A message the agent sent a running task, as the task's sub-agent reads it."""
-    return f"An update from the agent that started you: {message}"
-
-
-def outcome_of(final: Mapping[str, Any], files: FilesUpdate | None = None) -> Outcome:
-    """A finished sub-agent's outcome, from its final state."""
-    report = final_report(final)
-    return Outcome(
-        "finished", report, changed_files(final.get("messages", [])), files, final.get(USAGE_KEY)
-    )
-
-
-def changed_files(messages: Sequence[Any]) -> tuple[str, ...]:
-    """The paths a sub-agent's successful write, edit and delete calls named, in order."""
-    failed = {
-        m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status == "error"
-    }
-    paths: dict[str, None] = {}
-    for message in messages:
-        for call in message.tool_calls if isinstance(message, AIMessage) else ():
-            if call["name"] in MUTATING_FILE_TOOLS and call["id"] not in failed:
-                paths.setdefault(str((call.get("args") or {}).get("file_path")), None)
-    return tuple(paths)
-
-
-class InProcessTasks:
-    """Background tasks as asyncio tasks of this process, owned by one session.
-
-    Each runs in a fresh context (not inside the tool call that started it, which ends
-    at once). `on_end` is awaited once a task has ended by itself (not when cancelled),
-    so the session can show it.
-    """
-
-    def __init__(self, on_end: Callable[[str], Awaitable[None]] | None = None) -> None:
-        self.on_end = on_end
-        self._tasks: dict[str, asyncio.Task[Outcome]] = {}
-        self._inboxes: dict[str, list[str]] = {}
-        self._telling: set[asyncio.Task[None]] = set()
-
-    async def start(self, task_id: str, agent: Any, payload: dict[str, Any]) -> None:
-        self._inboxes[task_id] = []
-        run = self._run(task_id, agent, payload)
-        task = asyncio.create_task(run, context=contextvars.Context())
-        self._tasks[task_id] = task
-        task.add_done_callback(lambda done: self._ended(task_id, done))
-
-    def _ended(self, task_id: str, task: asyncio.Task[Outcome]) -> None:
-        if self.on_end is None or task.cancelled():
-            return
-        telling = asyncio.ensure_future(self._tell(task_id))
-        self._telling.add(telling)
-        telling.add_done_callback(self._telling.discard)
-
-    async def _tell(self, task_id: str) -> None:
-        if self.on_end is not None:
-            with contextlib.suppress(Exception):
-                await self.on_end(task_id)
-
-    async def _run(self, task_id: str, agent: Any, payload: dict[str, Any]) -> Outcome:
-        _running_task.set(task_id)
-        try:
-            final = await agent.ainvoke(payload, {"recursion_limit": RECURSION_LIMIT})
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            outcome = Outcome("failed", f"the sub-agent failed: {type(exc).__name__}: {exc}")
-        else:
-            final = final if isinstance(final, Mapping) else {}
-            outcome = outcome_of(final, files_delta(payload.get("files"), final.get("files")))
-        return outcome
-
-    def status(self, task_id: str) -> TaskStatus | None:
-        task = self._tasks.get(task_id)
-        if task is None:
-            return "lost"
-        if not task.done():
-            return "running"
-        return "cancelled" if task.cancelled() else task.result().status
-
-    async def outcome(self, task_id: str) -> Outcome:
-        task = self._tasks.get(task_id)
-        if task is None:
-            return Outcome("lost")
-        if not task.done():
-            return Outcome("running")
-        return Outcome("cancelled") if task.cancelled() else task.result()
-
-    async def send(self, task_id: str, message: str) -> bool:
-        if self.status(task_id) != "running":
-            return False
-        self._inboxes[task_id].append(message)
-        return True
-
-    async def cancel(self, task_id: str) -> bool:
-        task = self._tasks.get(task_id)
-        if task is None or task.done():
-            return False
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        return True
-
-    async def inbox(self) -> Sequence[BaseMessage]:
-        task_id = _running_task.get()
-        arrived = self._inboxes.get(task_id or "", [])
-        if not arrived:
-            return []
-        messages, arrived[:] = list(arrived), []
-        return [HumanMessage(update_text(m)) for m in messages]
-
-    async def close(self) -> None:
-        """Cancel every task still running and wait until each has stopped."""
-        running = [t for t in self._tasks.values() if not t.done()]
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
-
-
-class RefuseApprovalsMiddleware(AgentMiddleware):
-    """In a background task: refuse, with an error the sub-agent reads, each call the
-    approval gate (`interrupt_on`) would ask the user about; there is nobody to ask."""
-
-    name = "RefuseApprovalsMiddleware"
-
-    def __init__(self, interrupt_on: Mapping[str, Any]) -> None:
-        super().__init__()
-        self.interrupt_on = dict(interrupt_on)
-
-    def _asks(self, request: ToolCallRequest) -> bool:
-        gate = self.interrupt_on.get(request.tool_call["name"])
-        if isinstance(gate, Mapping):
-            when = gate.get("when")
-            return True if when is None else bool(when(request))
-        return bool(gate)
-
-    def _refused(self, request: ToolCallRequest) -> ToolMessage:
-        name = request.tool_call["name"]
-        return ToolMessage(
-            NO_APPROVAL.format(name=name),
-            tool_call_id=request.tool_call["id"] or "",
-            name=name,
-            status="error",
-        )
-
-    async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
-    ) -> Any:
-        if self._asks(request):
-            return self._refused(request)
-        try:
-            return await handler(request)
-        except GraphBubbleUp:
-            return self._refused(request)  # a tool that stops to ask (ask_user) cannot here
 
 
 class StartArgs(BaseModel):
@@ -489,11 +253,3 @@ class BackgroundTasksMiddleware(AgentMiddleware):
             brief = " ".join(str(record.get("description", "")).split())[:80]
             lines.append(f"{task_id}: {status} — {brief}")
         return "\n".join(lines)
-
-
-def shown_status(record: TaskRecord, live: Callable[[str], TaskStatus | None]) -> TaskStatus:
-    """A task's status: the record's once it ended, else what its runner knows now."""
-    status = record.get("status", "running")
-    if status != "running":
-        return status
-    return live(record.get("id", "")) or status

@@ -16,12 +16,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from deepacp import create_deep_agent
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.shell import LocalShellBackend
-from deepacp.harness.middleware.background import (
-    NO_APPROVAL,
-    InProcessTasks,
-    merge_tasks,
-    task_id_for,
-)
+from deepacp.harness.background import InProcessTasks, merge_tasks
+from deepacp.harness.middleware.background import task_id_for
+from deepacp.harness.middleware.refuse_approvals import NO_APPROVAL
 from deepacp.testing import ScriptedChatModel
 
 BRIEF = "BRIEF-1: write done.txt"

@@ -21,9 +21,9 @@ from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
+from deepacp.harness.background import InProcessTasks
 from deepacp.harness.graph import NO_PROFILE
 from deepacp.harness.messages import text_of
-from deepacp.harness.middleware.background import InProcessTasks
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.profiles import BUILT_IN, HarnessProfile
 from deepacp.session.agent import build_session_agent
