@@ -107,10 +107,11 @@ class SessionManager:
     async def ephemeral(
         self, workspace: Workspace, mode: Mode, model: str, handler: SessionHandler
     ) -> AsyncIterator[Session]:
-        """A session that is never stored or listed and leaves nothing behind."""
+        """A session that is never stored or listed and leaves nothing behind (so it
+        offers no background tasks: they would end with it)."""
         records = EphemeralRecords(self.store.home)
         session = self._session(
-            records.record(workspace.cwd, mode, model), records, workspace, handler
+            records.record(workspace.cwd, mode, model), records, workspace, handler, False
         )
         try:
             yield session
@@ -120,7 +121,12 @@ class SessionManager:
             discard(self.store.home, session.id)
 
     def _session(
-        self, record: SessionRecord, records: Records, workspace: Workspace, handler: SessionHandler
+        self,
+        record: SessionRecord,
+        records: Records,
+        workspace: Workspace,
+        handler: SessionHandler,
+        background: bool = True,
     ) -> Session:
         return Session(
             record,
@@ -136,6 +142,7 @@ class SessionManager:
             sandbox=self.sandbox,
             remote=workspace.remote,
             server=self.server,
+            background=background,
         )
 
     async def _watch_skills(self, session: Session) -> None:

@@ -108,7 +108,9 @@ class Session:
         sandbox: SandboxPolicy = DEFAULT_POLICY,
         remote: RemoteBackend | None = None,
         server: ServerThreads | None = None,
+        background: bool = True,
     ) -> None:
+        """`background`: whether the agent can start background tasks."""
         self.record = record
         self.server = server
         """The LangGraph server the harness runs on (None: in this process)."""
@@ -156,6 +158,7 @@ class Session:
         self._summarizer: Any = None
         self._window: int | None = None
         self._task: asyncio.Task[StopReason] | None = None
+        self._offers_background = background
         self.background: Any = None
         """The session's background tasks (an `InProcessTasks`, made with the first graph:
         it outlives a rebuilt one, and ends with the session)."""
@@ -225,7 +228,7 @@ class Session:
                 self.backend, before_compact=self.hooks.compacting
             )
             config = load_config()
-            if self.background is None:
+            if self.background is None and self._offers_background:
                 from deepacp.harness.background import InProcessTasks
 
                 self.background = InProcessTasks(on_end=self._background_ended)
