@@ -89,13 +89,20 @@ class SessionManager:
         """A new stored session, to `open` (`goal`: what done looks like, see `/goal`)."""
         return self.store.create(cwd, mode, model, effort, goal)
 
-    def open(self, record: SessionRecord, workspace: Workspace, handler: SessionHandler) -> Session:
+    def open(
+        self,
+        record: SessionRecord,
+        workspace: Workspace,
+        handler: SessionHandler,
+        background: bool = True,
+    ) -> Session:
         """The session of `record`, claimed for this process (`SessionInUse` if another
-        process has it). Opening an open session returns it as it is."""
+        process has it). Opening an open session returns it as it is. `background`: the
+        agent may start background tasks in this process."""
         if (session := self.sessions.get(record.id)) is not None:
             return session
         self.store.claim(record.id)
-        session = self._session(record, self.store, workspace, handler)
+        session = self._session(record, self.store, workspace, handler, background)
         self.sessions[record.id] = session
         self._watchers[record.id] = asyncio.create_task(self._watch_skills(session))
         return session
