@@ -72,21 +72,30 @@ class ServerTasks:
         )
         await self._run(task_id, payload)
 
-    async def _latest_run(self, task_id: str) -> dict[str, Any] | None:
+    async def _runs(self, task_id: str) -> list[dict[str, Any]]:
+        """The runs of the task's thread, newest first (none: the server has no such task)."""
         from langgraph_sdk.errors import NotFoundError
 
         try:
-            runs = await self.client.runs.list(self.thread_of(task_id), limit=1)
+            return list(await self.client.runs.list(self.thread_of(task_id), limit=20))
         except NotFoundError:
-            return None
+            return []
+
+    def _note(self, task_id: str, run: dict[str, Any]) -> TaskStatus:
+        """The task's status from its latest run, remembered for `status`."""
+        status = _RUN_STATUS.get(str(run.get("status")), "failed")
+        self._known[task_id] = status
+        return status
+
+    async def _latest_run(self, task_id: str) -> dict[str, Any] | None:
+        runs = await self._runs(task_id)
         return runs[0] if runs else None
 
     async def outcome(self, task_id: str) -> Outcome:
         run = await self._latest_run(task_id)
         if run is None:
             return Outcome("lost")
-        status = _RUN_STATUS.get(str(run.get("status")), "failed")
-        self._known[task_id] = status
+        status = self._note(task_id, run)
         if status != "finished":
             failed = "its run on the server ended with an error" if status == "failed" else ""
             return Outcome(status, failed)
@@ -97,16 +106,22 @@ class ServerTasks:
 
     async def send(self, task_id: str, message: str) -> bool:
         run = await self._latest_run(task_id)
-        if run is None or _RUN_STATUS.get(str(run.get("status"))) != "running":
+        if run is None or self._note(task_id, run) != "running":
             return False
         await self._run(task_id, {"messages": [{"role": "user", "content": update_text(message)}]})
         return True
 
     async def cancel(self, task_id: str) -> bool:
-        run = await self._latest_run(task_id)
-        if run is None or _RUN_STATUS.get(str(run.get("status"))) != "running":
+        runs = await self._runs(task_id)
+        if runs:
+            self._note(task_id, runs[0])
+        active = [r for r in runs if _RUN_STATUS.get(str(r.get("status"))) == "running"]
+        if not active:
             return False
-        await self.client.runs.cancel(self.thread_of(task_id), run["run_id"], wait=True)
+        # The queued runs first (so none starts when the running one stops), then that one.
+        for run in sorted(active, key=lambda r: r.get("status") != "pending"):
+            running = run.get("status") == "running"
+            await self.client.runs.cancel(self.thread_of(task_id), run["run_id"], wait=running)
         self._known[task_id] = "cancelled"
         return True
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 from collections.abc import Callable
@@ -239,3 +240,45 @@ async def test_a_task_on_the_server_is_seen_finished_after_a_restart(
             assert "On the server, a.py sets x = 1." in report
             assert agent.client.text().endswith("It finished.")
             assert plans(agent)[-1] == [f"Background: {BRIEF} (finished)"]
+
+
+async def test_on_the_server_an_update_waits_in_line_and_cancel_stops_it_all(
+    agent_factory, langgraph_server, tmp_path
+) -> None:
+    served = tmp_path / "served.jsonl"
+    turns = [
+        *START,
+        child(call("execute", "x1", command=marked("sleep 20", f"{MARK}-server"))),
+        child({"content": "never reached: it is cancelled first"}),
+        call("update_background_task", "u1", task_id="bg-s1", message="also PING"),
+        {"content": "Sent."},
+        call("cancel_background_task", "c1", task_id="bg-s1"),
+        check(),
+        {"content": "Cancelled."},
+    ]
+    with langgraph_server(turns, record=str(served)) as server:
+        remote = {
+            "workspace": server.workspace,
+            "args": ("--server", server.url),
+            "env": {"DEEPACP_MODEL": ""},
+        }
+        async with agent_factory([], **remote) as agent:
+            session = await agent.new_session()
+            await set_mode(agent, session, "yolo")  # the task runs its command unasked
+            await agent.prompt(session, "start it")
+            await until(lambda: bool(marked_pids(f"{MARK}-server")))
+            await agent.prompt(session, "tell it")
+            sent = agent.client.cards()["u1"]["content"][-1].content.text
+            assert sent.startswith("Sent to background task bg-s1")
+            await agent.prompt(session, "stop it")
+            cards = agent.client.cards()
+            assert cards["c1"]["content"][-1].content.text == "Cancelled background task bg-s1."
+            assert cards["k1"]["content"][-1].content.text == "Background task bg-s1 cancelled."
+            assert plans(agent)[-1] == [f"Background: {BRIEF} (cancelled)"]
+        assert await task_run_ended(server.url, "bg-s1")
+        requests = [json.loads(line) for line in served.read_text().splitlines()]
+        tasks = [r for r in requests if r["messages"][0]["content"] == BRIEF]
+        assert tasks and not any("also PING" in json.dumps(r) for r in tasks)  # never ran
+    for pid in marked_pids(f"{MARK}-server"):  # a command the server's cancel left running
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

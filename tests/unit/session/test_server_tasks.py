@@ -16,6 +16,7 @@ class FakeRuns:
         self.created: list[tuple[str, str, Any, dict, str]] = []
         self.status: dict[str, str] = {}
         self.cancelled: list[tuple[str, str]] = []
+        self.older: dict[str, list[dict]] = {}
 
     async def create(self, thread_id, graph, *, input, config, multitask_strategy, **_):
         self.created.append((thread_id, graph, input, config, multitask_strategy))
@@ -26,11 +27,12 @@ class FakeRuns:
             request = httpx.Request("GET", f"http://api/threads/{thread_id}/runs")
             response = httpx.Response(404, request=request)
             raise NotFoundError("no such thread", response=response, body=None)
-        return [{"run_id": "r1", "status": self.status[thread_id]}]
+        return [{"run_id": "r1", "status": self.status[thread_id]}, *self.older.get(thread_id, [])]
 
     async def cancel(self, thread_id, run_id, wait):
         self.cancelled.append((thread_id, run_id))
-        self.status[thread_id] = "interrupted"
+        if run_id == "r1":
+            self.status[thread_id] = "interrupted"
 
 
 class FakeThreads:
@@ -94,8 +96,11 @@ async def test_cancel_and_an_unknown_task() -> None:
     assert (await tasks.outcome("bg-9")).status == "lost"
     assert tasks.status("bg-9") is None
     await tasks.start("bg-1", None, {"messages": []})
+    thread = tasks.thread_of("bg-1")
+    client.runs.status[thread] = "pending"  # an update queued behind the running run
+    client.runs.older[thread] = [{"run_id": "r0", "status": "running"}]
     assert await tasks.cancel("bg-1")
-    assert client.runs.cancelled == [(tasks.thread_of("bg-1"), "r1")]
+    assert client.runs.cancelled == [(thread, "r1"), (thread, "r0")]  # the queued one first
     assert (await tasks.outcome("bg-1")).status == "cancelled"
     client.runs.status[tasks.thread_of("bg-1")] = "error"
     failed = await tasks.outcome("bg-1")
