@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict
@@ -173,6 +174,10 @@ class InProcessTasks:
         else:
             final = final if isinstance(final, Mapping) else {}
             outcome = outcome_of(final, files_delta(payload.get("files"), final.get("files")))
+        if unread := self._inboxes.get(task_id):  # it ended before its next model call
+            said = "; ".join(unread)
+            note = f"\n\n(It ended before it read what you sent it: {said})"
+            outcome = dataclasses.replace(outcome, report=outcome.report + note)
         return outcome
 
     def status(self, task_id: str) -> TaskStatus | None:

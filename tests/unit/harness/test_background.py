@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -235,3 +235,26 @@ async def test_a_call_that_would_be_asked_about_is_refused_inside_the_task(
         assert refusals[call_id]["status"] == "error"
         assert refusals[call_id]["content"] == NO_APPROVAL.format(name=name)
     assert state.get("__interrupt__") is None  # nothing was put to the user
+
+
+async def test_an_update_the_task_ended_before_reading_is_reported() -> None:
+    class Child:
+        """A sub-agent on its last model call when the update arrives."""
+
+        def __init__(self) -> None:
+            self.release = asyncio.Event()
+
+        async def ainvoke(self, payload: dict, config: dict) -> dict:
+            await self.release.wait()
+            return {"messages": [AIMessage("Done, without it.")]}
+
+    child, runner = Child(), InProcessTasks()
+    await runner.start("bg-1", child, {"messages": []})
+    assert await runner.send("bg-1", "also check b.py")
+    child.release.set()
+    await until(lambda: runner.status("bg-1") == "finished")
+    report = (await runner.outcome("bg-1")).report
+    assert (
+        report == "Done, without it.\n\n(It ended before it read what you sent it: also check b.py)"
+    )
+    assert not await runner.send("bg-1", "too late")
