@@ -131,7 +131,8 @@ async def _run(
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
         record = manager.new_record(str(cwd), mode, spec, effort, goal)
-        session = manager.open(record, Workspace(str(cwd), remote=remote), handler)
+        # One prompt, then the process ends: a background task here would end with it.
+        session = manager.open(record, Workspace(str(cwd), remote=remote), handler, False)
         await session.make_thread()
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))

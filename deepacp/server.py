@@ -32,19 +32,13 @@ def _model(spec: str) -> Any:
     return _models[spec]
 
 
-def make_graph(config: dict[str, Any]) -> Any:
-    """The session harness for the run whose config is `config`."""
-    from deepacp.harness.middleware.summarization import SummarizationMiddleware
-    from deepacp.harness.profiles import profile_for
-    from deepacp.session.agent import build_session_agent
-    from deepacp.session.ask import ask_user_tool
-
-    settings = RunSettings.from_configurable(
-        config.get("configurable") or {}, tempfile.gettempdir()
-    )
+def _run_setup(config: dict[str, Any]) -> tuple[RunSettings, str, Any, ApprovalPolicy]:
+    """The run's settings, model spec, workspace backend and approval policy."""
+    configurable = config.get("configurable") or {}
+    settings = RunSettings.from_configurable(configurable, tempfile.gettempdir())
     spec = configured_spec(settings.model or os.environ.get("DEEPACP_MODEL"))
     home = deepacp_home()
-    scratch = home / "server-scratch" / str((config.get("configurable") or {}).get("thread_id"))
+    scratch = home / "server-scratch" / str(configurable.get("thread_id"))
     scratch.mkdir(parents=True, exist_ok=True)
     sandbox = SandboxSetting(sandbox_policy(None), unasked=settings.mode == "accept-edits")
     backend = session_backend(settings.workspace, scratch, home, sandbox=sandbox)
@@ -56,6 +50,20 @@ def make_graph(config: dict[str, Any]) -> Any:
     )
     policy.runs_code_later = lambda path: runs_code_later(backend, path)
     policy.sandbox = lambda: sandbox.effective
+    return settings, spec, backend, policy
+
+
+def make_graph(config: dict[str, Any]) -> Any:
+    """The session harness for the run whose config is `config`; its background tasks
+    are threads of this server running `make_task_graph`."""
+    from deepacp.harness.middleware.summarization import SummarizationMiddleware
+    from deepacp.harness.profiles import profile_for
+    from deepacp.session.agent import build_session_agent
+    from deepacp.session.ask import ask_user_tool
+    from deepacp.session.server_tasks import ServerTasks
+
+    settings, spec, backend, policy = _run_setup(config)
+    thread_id = str((config.get("configurable") or {}).get("thread_id"))
     return build_session_agent(
         _model(spec),
         backend,
@@ -64,6 +72,25 @@ def make_graph(config: dict[str, Any]) -> Any:
         tools=[ask_user_tool()],
         summarizer=SummarizationMiddleware(backend),
         planning=True,
+        profile=profile_for(spec),
+        retry=load_config().retry,
+        background=ServerTasks(thread_id, settings.as_configurable()),
+    )
+
+
+def make_task_graph(config: dict[str, Any]) -> Any:
+    """A background task's harness (the general-purpose sub-agent) for the run whose
+    config is `config`: the parent's workspace, model and mode, refusing what would ask."""
+    from deepacp.harness.profiles import profile_for
+    from deepacp.session.agent import build_task_agent
+    from deepacp.session.ask import ask_user_tool
+
+    _, spec, backend, policy = _run_setup(config)
+    return build_task_agent(
+        _model(spec),
+        backend,
+        policy,
+        tools=[ask_user_tool()],
         profile=profile_for(spec),
         retry=load_config().retry,
     )

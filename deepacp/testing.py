@@ -7,7 +7,7 @@ Script file format (public and stable)::
      "turns": [
        {"reasoning": "optional thought text", "content": "text to stream",
         "tool_calls": [{"id": "call_1", "name": "edit_file", "args": {...}}],
-        "delay_ms": 0, "finish_reason": "stop"}
+        "delay_ms": 0, "finish_reason": "stop", "when": "optional substring"}
      ]}
 
 Each model call consumes the next turn; when turns run out the model answers
@@ -19,6 +19,10 @@ system prompt that starts "You are the grader"). `delay_ms` sleeps between strea
 chunks. With `record`, every request is appended to that file as one JSON line: system
 prompt, messages (a tool result with its `tool_call_id` and `status`, "success" or
 "error"), tool names.
+A turn with `when` is taken only by a request whose first human message contains that
+text (the first such turn not yet taken); every other request takes the next turn without
+`when`. That keeps a script deterministic when a background sub-agent calls the model
+while its parent does too: tag the child's turns with a phrase from its brief.
 `finish_reason` ("stop", "length", "refusal") and `error` (raise a provider error with
 that message; `error_type` "api", "rate_limit" (both retried by the harness), "auth" or
 "context_overflow") are optional. With
@@ -48,6 +52,7 @@ from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
+    HumanMessage,
     SystemMessage,
     ToolMessage,
 )
@@ -79,6 +84,8 @@ class ScriptTurn(BaseModel):
     finish_reason: Literal["stop", "length", "refusal"] | None = None
     error: str | None = None
     error_type: Literal["api", "rate_limit", "auth", "context_overflow"] = "api"
+    when: str | None = None
+    """Taken only by a request whose first human message contains this (see above)."""
 
 
 class Script(BaseModel):
@@ -120,6 +127,18 @@ def load_script(path: str | Path) -> Script:
         raise ScriptError(f"script {path}: {where}: {first['msg']}") from None
 
 
+def _when(turn: Any) -> str | None:
+    """A turn's `when` (a turn given as a callable has none)."""
+    if isinstance(turn, ScriptTurn):
+        return turn.when
+    return turn.get("when") if isinstance(turn, dict) else None
+
+
+def _first_human(messages: list[BaseMessage]) -> str:
+    first = next((m for m in messages if isinstance(m, HumanMessage)), None)
+    return text_of(first.content) if first is not None else ""
+
+
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
@@ -132,6 +151,11 @@ class ScriptedChatModel(BaseChatModel):
     record: str | None = None
     chunk_chars: int = CHUNK_CHARS
     _position: int = PrivateAttr(default=0)
+    _taken: set[int] = PrivateAttr(default_factory=set)
+    _plain: int = PrivateAttr(default=0)
+    """No turn without `when` before this index is left to take."""
+    _tagged: tuple[int, list[int]] = PrivateAttr(default=(-1, []))
+    """The indices of the turns with `when` (and how many turns there were then)."""
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedChatModel:
@@ -160,9 +184,9 @@ class ScriptedChatModel(BaseChatModel):
             raise ContextOverflowError(f"the request has {size} tokens; the window is {window}")
         if self.record:
             self._record(self.record, messages, kwargs.get("tools") or [])
-        index = self._position
         self._position += 1
-        if index >= len(self.turns):
+        index = self._take(_first_human(messages))
+        if index is None:
             return ScriptTurn(content=EXHAUSTED)
         source: TurnSource = self.turns[index]
         turn = source(messages) if callable(source) else source
@@ -170,6 +194,30 @@ class ScriptedChatModel(BaseChatModel):
         if turn.error is not None:
             raise PROVIDER_ERRORS[turn.error_type](turn.error)
         return turn
+
+    def _take(self, request: str) -> int | None:
+        """The index of the turn this request takes (see `when`), or None: none is left."""
+        if self._tagged[0] != len(self.turns):
+            tagged = [i for i, t in enumerate(self.turns) if _when(t) is not None]
+            self._tagged = (len(self.turns), tagged)
+        index = next(
+            (
+                i
+                for i in self._tagged[1]
+                if i not in self._taken and str(_when(self.turns[i])) in request
+            ),
+            None,
+        )
+        if index is None:
+            while self._plain < len(self.turns) and (
+                self._plain in self._taken or _when(self.turns[self._plain]) is not None
+            ):
+                self._plain += 1
+            if self._plain >= len(self.turns):
+                return None
+            index = self._plain
+        self._taken.add(index)
+        return index
 
     def _record(self, record: str, messages: list[BaseMessage], tools: list[Any]) -> None:
         system = "\n".join(text_of(m.content) for m in messages if isinstance(m, SystemMessage))

@@ -20,14 +20,18 @@ from deepacp.backends.permissions import CommandRule, PermissionBackend, Permiss
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import StateBackend
 from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy
+from deepacp.harness.background import BackgroundRunner
 from deepacp.harness.contracts import HookRunner
+from deepacp.harness.middleware.background import BackgroundTasksMiddleware
 from deepacp.harness.middleware.caching import caching_middleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.goal import GRADER_PROMPT, GoalMiddleware, GoalSource
 from deepacp.harness.middleware.hooks import HooksMiddleware
+from deepacp.harness.middleware.inbox import InboxMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepacp.harness.middleware.profile import ProfileMiddleware
+from deepacp.harness.middleware.refuse_approvals import RefuseApprovalsMiddleware
 from deepacp.harness.middleware.retry import RetryMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
@@ -47,6 +51,7 @@ from deepacp.harness.names import (
     HISTORY_DIR,
     LARGE_RESULTS_DIR,
     MUTATING_FILE_TOOLS,
+    START_BACKGROUND_TASK,
     TASK,
     WRITE_TODOS,
 )
@@ -201,7 +206,7 @@ def _grader(
     )
 
 
-def _subagents(
+def _children(
     specs: Sequence[SubAgent | CompiledSubAgent],
     model: BaseChatModel,
     tools: Sequence[Any],
@@ -212,8 +217,10 @@ def _subagents(
     profile: HarnessProfile,
     retry: RetryPolicy | None,
     hooks: HookRunner | None,
-) -> SubAgentMiddleware:
-    """Compile the children: a general-purpose one unless the caller defines its own."""
+    extra: Sequence[Middleware] = (),
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The children compiled, by name, and their descriptions: a general-purpose one
+    unless the caller defines its own. `extra` goes into each compiled child's stack."""
     if not any(s.name == GENERAL_PURPOSE for s in specs):
         general = SubAgent(GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION, GENERAL_PURPOSE_PROMPT)
         specs = [general, *specs]
@@ -236,12 +243,37 @@ def _subagents(
             tools if spec.tools is None else spec.tools,
             _prompt(spec.system_prompt, profile),
             core,
-            [*_extra(profile), *spec.middleware, *_hooks(hooks)],
+            [*_extra(profile), *spec.middleware, *_hooks(hooks), *extra],
             context + _tail(child_model, interrupt_on, False, profile, caching=caching),
             name=spec.name,
         )
-    graphs = frozenset(s.name for s in specs if isinstance(s, SubAgent))
-    return SubAgentMiddleware(agents, descriptions, streaming=graphs)
+    return agents, descriptions
+
+
+def _subagents(specs: Sequence[SubAgent | CompiledSubAgent], *args: Any) -> SubAgentMiddleware:
+    """The `task` tool over the compiled children (arguments as `_children`'s)."""
+    agents, descriptions = _children(specs, *args)
+    compiled = {s.name for s in specs if isinstance(s, CompiledSubAgent)}
+    return SubAgentMiddleware(agents, descriptions, streaming=frozenset(agents.keys() - compiled))
+
+
+def _background(
+    specs: Sequence[SubAgent | CompiledSubAgent],
+    runner: BackgroundRunner,
+    model: BaseChatModel,
+    tools: Sequence[Any],
+    backend: Backend,
+    interrupt_on: dict | None,
+    rest: tuple[Sequence[str] | None, bool, HarnessProfile, RetryPolicy | None, HookRunner | None],
+) -> BackgroundTasksMiddleware:
+    """The background-task tools over the declarative children, compiled without the
+    approval gate: what it would ask about is refused instead (nobody is there to ask),
+    and what the agent sends a running task reaches it through its inbox. `rest`:
+    `_children`'s skills, caching, profile, retry and hooks."""
+    declared = [s for s in specs if isinstance(s, SubAgent)]
+    extra = [RefuseApprovalsMiddleware(interrupt_on or {}), InboxMiddleware(runner.inbox)]
+    agents, descriptions = _children(declared, model, tools, backend, None, *rest, extra=extra)
+    return BackgroundTasksMiddleware(agents, descriptions, runner)
 
 
 def create_deep_agent(
@@ -266,6 +298,7 @@ def create_deep_agent(
     hooks: HookRunner | None = None,
     goal: str | GoalSource | None = None,
     goal_rounds: int = DEFAULT_GOAL_ROUNDS,
+    background: BackgroundRunner | None = None,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
     summarization, history repair, the caller's middleware, skills, memory and approvals.
@@ -292,6 +325,9 @@ def create_deep_agent(
     - `goal`: what done looks like (or a callable reading it at each check): before the
       agent ends a turn, a grader checks the work against it, at most `goal_rounds` times
       a turn (see `deepacp.harness.middleware.goal`).
+    - `background`: where background sub-agents run; with one, the agent gets the
+      background-task tools (see `deepacp.harness.middleware.background`; runners in
+      `deepacp.harness.background`).
     """
     spec = model if isinstance(model, str) else None
     if isinstance(model, str):
@@ -307,7 +343,7 @@ def create_deep_agent(
         interrupt_on = merge_gates(interrupt_on or {}, approval_gates(backend))
 
     # The stack, outermost first. Each entry is one concern:
-    delegation = (
+    delegation: list[Middleware] = (
         [
             _subagents(
                 subagents,
@@ -325,9 +361,15 @@ def create_deep_agent(
         if profile.offers(TASK)
         else []
     )
+    # Background tasks are delegation too: a profile without `task` goes without them.
+    if background is not None and profile.offers(TASK) and profile.offers(START_BACKGROUND_TASK):
+        rest = (skills, prompt_caching, profile, retry, hooks)
+        delegation.append(
+            _background(subagents, background, model, tools, backend, interrupt_on, rest)
+        )
     core: list[Middleware] = [
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
-        *delegation,  # the task tool
+        *delegation,  # the task tool, and the background tasks
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
@@ -357,3 +399,30 @@ def create_deep_agent(
         store=store,
         name=name,
     )
+
+
+def create_background_agent(
+    model: str | BaseChatModel,
+    tools: Sequence[Any] = (),
+    *,
+    backend: Backend | None = None,
+    interrupt_on: dict[str, bool | InterruptOnConfig] | None = None,
+    skills: Sequence[str] | None = None,
+    profile: HarnessProfile | None = None,
+    retry: RetryPolicy | None = None,
+    prompt_caching: bool = True,
+) -> Any:
+    """The general-purpose sub-agent as a background task runs on its own graph (a
+    LangGraph server's `deepacp-task`): what `interrupt_on` would ask about is refused,
+    since nobody is there to ask. Its input is the brief as a human message (and the
+    parent's shared state); more instructions arrive as further runs on its thread."""
+    if isinstance(model, str):
+        from deepacp.models import resolve_model
+
+        model = resolve_model(model)
+    profile = profile or profile_for(model_spec(model) or "") or NO_PROFILE
+    backend = with_scratch_routes(backend or StateBackend())
+    refuse = [RefuseApprovalsMiddleware(interrupt_on or {})]
+    rest = (skills, prompt_caching, profile, retry, None)
+    agents, _ = _children([], model, tools, backend, None, *rest, extra=refuse)
+    return agents[GENERAL_PURPOSE]

@@ -10,6 +10,11 @@ GREP = "grep"
 EXECUTE = "execute"
 WRITE_TODOS = "write_todos"  # LangChain's TodoListMiddleware
 TASK = "task"
+START_BACKGROUND_TASK = "start_background_task"
+CHECK_BACKGROUND_TASK = "check_background_task"
+UPDATE_BACKGROUND_TASK = "update_background_task"
+CANCEL_BACKGROUND_TASK = "cancel_background_task"
+LIST_BACKGROUND_TASKS = "list_background_tasks"
 
 MEMORY_FILE = "AGENTS.md"
 """The name of a memory file (the workspace's, a subfolder's, the user's)."""

@@ -12,6 +12,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from deepacp.backends.protocol import Backend
 from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy
 from deepacp.harness import create_deep_agent
+from deepacp.harness.background import BackgroundRunner
 from deepacp.harness.contracts import HookRunner
 from deepacp.harness.middleware.inbox import Inbox, InboxMiddleware
 from deepacp.harness.profiles import HarnessProfile
@@ -83,10 +84,12 @@ def build_session_agent(
     goal: Callable[[], str | None] | None = None,
     goal_rounds: int = DEFAULT_GOAL_ROUNDS,
     inbox: Inbox | None = None,
+    background: BackgroundRunner | None = None,
 ) -> Any:
     """The editor session's harness; `profile` None: the model's own (looked up); `goal`
     reads the session's goal at each check; `inbox` brings what arrived during the turn
-    (steering, review notes) before each model call."""
+    (steering, review notes) before each model call; `background` runs the background
+    tasks (None: the agent has no background-task tools)."""
     middleware: list[AgentMiddleware] = [summarizer, ModeMiddleware(policy)]
     if inbox is not None:
         middleware.append(InboxMiddleware(inbox))
@@ -105,4 +108,29 @@ def build_session_agent(
         hooks=hooks,
         goal=goal,
         goal_rounds=goal_rounds,
+        background=background,
+    )
+
+
+def build_task_agent(
+    model: Any,
+    backend: Backend,
+    policy: ApprovalPolicy,
+    *,
+    tools: list[Any],
+    profile: HarnessProfile | None = None,
+    retry: RetryPolicy | None = None,
+) -> Any:
+    """A background task's harness on its own graph: the general-purpose sub-agent with
+    the session's workspace, mode and "always" answers, refusing what would be asked."""
+    from deepacp.harness.graph import create_background_agent
+
+    return create_background_agent(
+        model,
+        tools,
+        backend=backend,
+        interrupt_on=approval_gate(policy),
+        skills=SKILL_SOURCES,
+        profile=profile,
+        retry=retry,
     )

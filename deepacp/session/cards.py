@@ -45,7 +45,10 @@ KINDS: dict[str, ToolKind] = {
     T.GREP: "search",
     T.EXECUTE: "execute",
     T.WRITE_TODOS: "think",
+    T.CHECK_BACKGROUND_TASK: "think",
+    T.LIST_BACKGROUND_TASKS: "think",
 }
+BRIEF_TITLE_CHARS = 60
 
 
 def _location(backend: Backend, path: Any, line: int | None = None) -> Location | None:
@@ -55,6 +58,12 @@ def _location(backend: Backend, path: Any, line: int | None = None) -> Location 
     except BackendError:
         return None
     return Location(str(disk) if disk else relative, line)
+
+
+def clipped(text: Any, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def describe_call(name: str, args: dict, backend: Backend) -> tuple[ToolKind, str, list[Location]]:
@@ -69,6 +78,7 @@ def describe_call(name: str, args: dict, backend: Backend) -> tuple[ToolKind, st
     line = None
     if name == T.READ_FILE and isinstance(args.get("offset"), int):
         line = args["offset"] + 1
+    brief = clipped(args.get("description"), BRIEF_TITLE_CHARS)
     titles = {
         T.LS: f"List {shown}",
         T.READ_FILE: f"Read {shown}",
@@ -79,6 +89,11 @@ def describe_call(name: str, args: dict, backend: Backend) -> tuple[ToolKind, st
         T.GREP: f"Search {args.get('pattern', '')!r} in {shown}",
         T.EXECUTE: str(args.get("command", "")),
         T.WRITE_TODOS: "Update plan",
+        T.START_BACKGROUND_TASK: f"Background: {brief}",
+        T.CHECK_BACKGROUND_TASK: f"Check background task {args.get('task_id', '')}",
+        T.UPDATE_BACKGROUND_TASK: f"Update background task {args.get('task_id', '')}",
+        T.CANCEL_BACKGROUND_TASK: f"Cancel background task {args.get('task_id', '')}",
+        T.LIST_BACKGROUND_TASKS: "List background tasks",
     }
     title = titles.get(name, name)
     locations = []

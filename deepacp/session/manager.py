@@ -89,13 +89,20 @@ class SessionManager:
         """A new stored session, to `open` (`goal`: what done looks like, see `/goal`)."""
         return self.store.create(cwd, mode, model, effort, goal)
 
-    def open(self, record: SessionRecord, workspace: Workspace, handler: SessionHandler) -> Session:
+    def open(
+        self,
+        record: SessionRecord,
+        workspace: Workspace,
+        handler: SessionHandler,
+        background: bool = True,
+    ) -> Session:
         """The session of `record`, claimed for this process (`SessionInUse` if another
-        process has it). Opening an open session returns it as it is."""
+        process has it). Opening an open session returns it as it is. `background`: the
+        agent may start background tasks in this process."""
         if (session := self.sessions.get(record.id)) is not None:
             return session
         self.store.claim(record.id)
-        session = self._session(record, self.store, workspace, handler)
+        session = self._session(record, self.store, workspace, handler, background)
         self.sessions[record.id] = session
         self._watchers[record.id] = asyncio.create_task(self._watch_skills(session))
         return session
@@ -107,10 +114,11 @@ class SessionManager:
     async def ephemeral(
         self, workspace: Workspace, mode: Mode, model: str, handler: SessionHandler
     ) -> AsyncIterator[Session]:
-        """A session that is never stored or listed and leaves nothing behind."""
+        """A session that is never stored or listed and leaves nothing behind (so it
+        offers no background tasks: they would end with it)."""
         records = EphemeralRecords(self.store.home)
         session = self._session(
-            records.record(workspace.cwd, mode, model), records, workspace, handler
+            records.record(workspace.cwd, mode, model), records, workspace, handler, False
         )
         try:
             yield session
@@ -120,7 +128,12 @@ class SessionManager:
             discard(self.store.home, session.id)
 
     def _session(
-        self, record: SessionRecord, records: Records, workspace: Workspace, handler: SessionHandler
+        self,
+        record: SessionRecord,
+        records: Records,
+        workspace: Workspace,
+        handler: SessionHandler,
+        background: bool = True,
     ) -> Session:
         return Session(
             record,
@@ -136,6 +149,7 @@ class SessionManager:
             sandbox=self.sandbox,
             remote=workspace.remote,
             server=self.server,
+            background=background,
         )
 
     async def _watch_skills(self, session: Session) -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
@@ -29,6 +29,13 @@ from deepacp.events import (
     UsageUpdated,
     UserMessage,
 )
+from deepacp.harness.background import (
+    BACKGROUND_KEY,
+    TaskRecord,
+    TaskStatus,
+    merge_tasks,
+    shown_status,
+)
 from deepacp.harness.contracts import (
     GoalSignal,
     ModelRetrySignal,
@@ -40,7 +47,7 @@ from deepacp.harness.middleware.goal import is_feedback
 from deepacp.harness.middleware.inbox import is_note
 from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
 from deepacp.harness.usage import TokenUsage
-from deepacp.session.cards import call_events, tool_finished
+from deepacp.session.cards import call_events, clipped, tool_finished
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 GOAL_CARD = "goal"
@@ -52,6 +59,32 @@ _GOAL_PLAN: dict[str, tuple[PlanStatus, str]] = {
     "satisfied": ("completed", "met"),
     "failed": ("pending", "not met"),
 }
+_TASK_PLAN: dict[TaskStatus, PlanStatus] = {
+    "running": "in_progress",
+    "finished": "completed",
+    "cancelled": "completed",
+    "failed": "pending",
+    "lost": "pending",
+}
+BACKGROUND_ENTRY = "Background: "
+TaskStatusOf = Callable[[str], TaskStatus | None]
+"""A background task's status as its runner knows it now (None: not known)."""
+
+
+def background_entries(
+    records: Mapping[str, TaskRecord] | None, status_of: TaskStatusOf
+) -> tuple[PlanEntry, ...]:
+    """The plan entries of a thread's background tasks, "Background: <brief> (status)"."""
+    entries = []
+    for record in (records or {}).values():
+        status = shown_status(record, status_of)
+        brief = clipped(record.get("description"), GOAL_PLAN_CHARS)
+        entries.append(PlanEntry(f"{BACKGROUND_ENTRY}{brief} ({status})", _TASK_PLAN[status]))
+    return tuple(entries)
+
+
+def unknown_status(task_id: str) -> TaskStatus | None:
+    return None
 
 
 def text_and_thought(message: BaseMessage) -> tuple[str, str]:
@@ -119,9 +152,12 @@ class LiveProjection:
     """Turns one turn's `astream` output into events, announcing and finishing each tool
     call exactly once (resumed runs re-emit updates LangGraph already reported)."""
 
-    def __init__(self, backend: Backend, window: int | None) -> None:
+    def __init__(
+        self, backend: Backend, window: int | None, task_status: TaskStatusOf = unknown_status
+    ) -> None:
         self.backend = backend
         self.window = window
+        self.task_status = task_status
         self.announced: dict[str, str] = {}
         """The tool calls announced so far, by id: the tool each one calls."""
         self.finished: set[str] = set()
@@ -132,8 +168,11 @@ class LiveProjection:
         self.usage = TokenUsage()
         """Usage of the turn's model calls so far (the agent's own, not its sub-agents')."""
         self.todos: tuple[PlanEntry, ...] = ()
-        """The agent's task list as last shown (the goal's entry goes after it)."""
+        """The agent's task list as last shown (the goal's and background tasks' entries
+        go after it)."""
         self.goal_entry: PlanEntry | None = None
+        self.tasks: dict[str, TaskRecord] = {}
+        """The thread's background tasks as last seen."""
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
         if mode == "custom" and isinstance(data, ModelRetrySignal):
@@ -173,6 +212,9 @@ class LiveProjection:
             if node == "__interrupt__":
                 self.interrupts.extend(update)
                 continue
+            if changed := background_of(update):
+                self.tasks = merge_tasks(self.tasks, changed)
+                events.append(PlanUpdated(self._plan()))
             for message in messages_of(update):
                 if isinstance(message, AIMessage) and node == "model":
                     self.last_ai = message
@@ -201,7 +243,8 @@ class LiveProjection:
         return PlanUpdated(self._plan())
 
     def _plan(self) -> tuple[PlanEntry, ...]:
-        return (*self.todos, self.goal_entry) if self.goal_entry else self.todos
+        goal = (self.goal_entry,) if self.goal_entry else ()
+        return (*self.todos, *goal, *background_entries(self.tasks, self.task_status))
 
     def _goal(self, signal: GoalSignal) -> list[Event]:
         """A goal check's card (its approvals are asked there), plan entry and verdict."""
@@ -225,6 +268,18 @@ class LiveProjection:
         self.finished.add(signal.check_id)
         outcome: ToolStatus = "failed" if signal.status == "failed" else "completed"
         return [ToolFinished(signal.check_id, outcome, signal.text), plan, Notice(signal.text)]
+
+
+def background_of(update: Any) -> dict[str, TaskRecord]:
+    """The background-task records a node's update changes (merged, for a list of them)."""
+    if isinstance(update, list | tuple):
+        merged: dict[str, TaskRecord] = {}
+        for item in update:
+            merged = merge_tasks(merged, background_of(item))
+        return merged
+    payload = update.update if isinstance(update, Command) else update
+    found = payload.get(BACKGROUND_KEY) if isinstance(payload, dict) else None
+    return dict(found) if isinstance(found, dict) else {}
 
 
 def messages_of(update: Any) -> list[Any]:

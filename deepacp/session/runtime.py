@@ -36,6 +36,8 @@ from deepacp.events import (
     ModeChanged,
     ModelChanged,
     Notice,
+    PlanEntry,
+    PlanUpdated,
     StopReason,
     TitleChanged,
 )
@@ -106,7 +108,9 @@ class Session:
         sandbox: SandboxPolicy = DEFAULT_POLICY,
         remote: RemoteBackend | None = None,
         server: ServerThreads | None = None,
+        background: bool = True,
     ) -> None:
+        """`background`: whether the agent can start background tasks."""
         self.record = record
         self.server = server
         """The LangGraph server the harness runs on (None: in this process)."""
@@ -154,6 +158,12 @@ class Session:
         self._summarizer: Any = None
         self._window: int | None = None
         self._task: asyncio.Task[StopReason] | None = None
+        self._offers_background = background
+        self.background: Any = None
+        """The session's background tasks (an `InProcessTasks`, made with the first graph:
+        it outlives a rebuilt one, and ends with the session)."""
+        self._tasks_ended = False
+        """A background task ended that the editor's plan does not show yet."""
         self.turns = TurnQueue()
         self._shown_commands: tuple[commands.Command, ...] | None = None
         self.last_turn_usage = TokenUsage()
@@ -218,6 +228,10 @@ class Session:
                 self.backend, before_compact=self.hooks.compacting
             )
             config = load_config()
+            if self.background is None and self._offers_background:
+                from deepacp.harness.background import InProcessTasks
+
+                self.background = InProcessTasks(on_end=self._background_ended)
             self._graph = build_session_agent(
                 model,
                 self.backend,
@@ -232,6 +246,7 @@ class Session:
                 goal=(lambda: self.record.goal) if self.record.goal else None,
                 goal_rounds=config.goal_rounds,
                 inbox=self._inbox,
+                background=self.background,
             )
             self._model = model
         return self._graph
@@ -249,6 +264,43 @@ class Session:
         steered = self.turns.steered()
         arrived += [HumanMessage(content=c if isinstance(c, str) else [*c]) for c in steered]
         return arrived
+
+    def _task_status(self, task_id: str) -> Any:
+        if self.background is not None:
+            return self.background.status(task_id)
+        # No turn ran here yet, so none of its tasks runs in this process.
+        return "lost" if self.server is None else None
+
+    async def plan(self) -> tuple[PlanEntry, ...]:
+        """The plan as the thread's state has it: the task list, then the background tasks
+        (each as its runner knows it now)."""
+        from deepacp.harness.background import BACKGROUND_KEY
+        from deepacp.harness.state import read_value
+        from deepacp.session import cards, projection
+
+        if self.server is not None:
+            values = (await (await self.graph()).aget_state(self.config)).values
+            todos, tasks = values.get("todos"), values.get(BACKGROUND_KEY)
+        else:
+            checkpointer = await self.store.checkpointer()
+            todos = await read_value(checkpointer, self.config, "todos")
+            tasks = await read_value(checkpointer, self.config, BACKGROUND_KEY)
+        entries = projection.background_entries(tasks, self._task_status)
+        return (*cards.plan_of(todos).entries, *entries)
+
+    async def _background_ended(self, task_id: str) -> None:
+        self._tasks_ended = True
+        await self._show_ended_tasks()
+
+    async def _show_ended_tasks(self) -> None:
+        """Show the editor the background tasks that ended, once no turn runs (a turn
+        that runs takes its plan from the thread's state, which has not heard yet)."""
+        if self._tasks_ended and not self.turns.busy and self._graph is not None:
+            self._tasks_ended = False
+            try:
+                await self.handler.emit(PlanUpdated(await self.plan()))
+            except Exception:
+                log.exception("could not show the background tasks of session %s", self.id)
 
     async def make_thread(self) -> None:
         """Make the session's thread where it lives: on the server, with one (a server that
@@ -364,7 +416,11 @@ class Session:
             messages = await (await self.graph()).messages(self.config)
         else:
             messages = await read_messages(await self.store.checkpointer(), self.config)
-        return list(projection.replay(messages, self.backend))
+        events = list(projection.replay(messages, self.backend))
+        plan = await self.plan()
+        if any(e.content.startswith(projection.BACKGROUND_ENTRY) for e in plan):
+            events.append(PlanUpdated(plan))  # where the background tasks stand now
+        return events
 
     def prices(self) -> ModelPrices | None:
         """The session model's prices in config.toml (None: not configured, or unreadable)."""
@@ -473,6 +529,7 @@ class Session:
             return await self._turn(content)
         finally:
             self.turns.release()
+            await self._show_ended_tasks()
 
     async def _turn(self, content: str | list[dict]) -> StopReason:
         self.last_turn_usage, self.last_message_id = TokenUsage(), None
@@ -498,6 +555,7 @@ class Session:
                 return await self._turn(content)
             finally:
                 self.turns.release()
+                await self._show_ended_tasks()
 
         return asyncio.create_task(turn())
 
@@ -570,6 +628,7 @@ class Session:
             self._window,
             self.prices(),
             self.hooks.stopping,
+            self._task_status,
         )
         state = await graph.aget_state(self.config)
         checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
@@ -591,6 +650,8 @@ class Session:
         still holds it."""
         await self.stop()
         self._task = None
+        if self.background is not None:
+            await self.background.close()  # its tasks end with it
         self.restore_points.release()
         await self.mcp.close()
         await self.hooks.close()

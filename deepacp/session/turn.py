@@ -26,6 +26,7 @@ from deepacp.events import (
     ToolStarted,
     UsageUpdated,
 )
+from deepacp.harness.background import BACKGROUND_KEY
 from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
 from deepacp.harness.state import read_value
 from deepacp.harness.usage import USAGE_KEY, TokenUsage
@@ -70,6 +71,7 @@ class Turn:
         window: int | None,
         prices: ModelPrices | None = None,
         stop_hook: StopHook | None = None,
+        task_status: projection.TaskStatusOf = projection.unknown_status,
     ) -> None:
         self.graph = graph
         self.config = config
@@ -80,7 +82,7 @@ class Turn:
         self.stop_hook = stop_hook
         self.sent_back = 0
         """How often the stop hook sent the agent back to work this turn."""
-        self.live = projection.LiveProjection(backend, window)
+        self.live = projection.LiveProjection(backend, window, task_status)
         self.before = TokenUsage()
         """The conversation's usage when the turn started."""
         self.usage = TokenUsage()
@@ -97,6 +99,7 @@ class Turn:
         state = await self.graph.aget_state(self.config)
         self.before = TokenUsage.from_json(state.values.get(USAGE_KEY))
         self.live.todos = cards.plan_of(state.values.get("todos")).entries  # the plan shown
+        self.live.tasks = dict(state.values.get(BACKGROUND_KEY) or {})
         try:
             return await self._settled(content)
         finally:

@@ -83,6 +83,17 @@ def test_run_in_yolo_mode_edits_and_shows_the_diff(tmp_path: Path) -> None:
     assert (tmp_path / "a.py").read_text() == "x = 2\n"
 
 
+def test_run_offers_no_background_tasks_it_would_not_outlive(tmp_path: Path) -> None:
+    requests = tmp_path / "requests.jsonl"
+    script = tmp_path / "bg.json"
+    script.write_text(json.dumps({"turns": [{"content": "ok"}], "record": str(requests)}))
+    env = {"DEEPACP_HOME": str(tmp_path / "home")}
+    result = run("run", "--model", f"scripted:{script}", "hi", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    [request] = [json.loads(line) for line in requests.read_text().splitlines()]
+    assert "task" in request["tools"] and "start_background_task" not in request["tools"]
+
+
 def test_run_without_a_model_is_one_readable_line(tmp_path: Path) -> None:
     result = run(
         "run", "hi", cwd=tmp_path, env={"DEEPACP_HOME": str(tmp_path), "DEEPACP_MODEL": ""}

@@ -5,6 +5,7 @@ Offline, it must not reach out: `LANGGRAPH_CLI_NO_ANALYTICS=1` (the CLI's usage 
 `LANGGRAPH_NO_VERSION_CHECK=true` (the server's PyPI version check) and
 `LANGSMITH_TRACING=false` (no traces to LangSmith). `--allow-blocking`: the harness does
 plain file I/O in its tools, which the dev server would otherwise refuse.
+`--n-jobs-per-worker`: more than one run at a time (see `JOBS`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ OFFLINE_ENV = {
     "LANGSMITH_TRACING": "false",
 }
 START_TIMEOUT = 90.0
+JOBS = 4
+"""Runs at once: `langgraph dev` runs one at a time unless told, and a background task's
+run would hold the session's next turn until it ends."""
 
 
 @dataclass
@@ -85,6 +89,7 @@ def start_langgraph(tmp_path: Path, turns: list[dict], **extra: Any) -> Iterator
     }
     log = root / "server.log"
     command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--allow-blocking"]
+    command += ["--n-jobs-per-worker", str(JOBS)]
     command += [
         "--host",
         "127.0.0.1",

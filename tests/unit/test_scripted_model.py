@@ -118,3 +118,33 @@ def test_missing_script_names_the_file(tmp_path: Path) -> None:
 def test_context_window_becomes_the_profile(tmp_path: Path) -> None:
     model = ScriptedChatModel.from_file(write(tmp_path, {"context_window": 1234, "turns": []}))
     assert model.profile["max_input_tokens"] == 1234
+
+
+async def test_a_turn_with_when_goes_to_the_request_that_names_it() -> None:
+    model = ScriptedChatModel(
+        turns=[
+            {"content": "child one", "when": "BRIEF-7"},
+            {"content": "parent one"},
+            {"content": "child two", "when": "BRIEF-7"},
+            {"content": "parent two"},
+        ]
+    )
+    parent = [HumanMessage("hello")]
+    child = [SystemMessage("You are a sub-agent"), HumanMessage("do BRIEF-7 now")]
+    assert (await model.ainvoke(parent)).content == "parent one"
+    assert (await model.ainvoke(parent)).content == "parent two"
+    assert (await model.ainvoke(child)).content == "child one"
+    assert (await model.ainvoke(parent)).content == EXHAUSTED  # never a tagged turn
+    assert (await model.ainvoke(child)).content == "child two"
+    assert (await model.ainvoke(child)).content == EXHAUSTED
+    assert model.calls == 6
+
+
+async def test_when_in_a_script_file_and_the_old_order_without_it(tmp_path: Path) -> None:
+    turns = [{"content": "a"}, {"content": "b", "when": "task X"}, {"content": "c"}]
+    model = ScriptedChatModel.from_file(write(tmp_path, {"turns": turns}))
+    assert (await model.ainvoke("first")).content == "a"
+    assert (await model.ainvoke("second")).content == "c"
+    assert (await model.ainvoke("the task X brief")).content == "b"
+    plain = ScriptedChatModel(turns=[{"content": "1"}, {"content": "2"}])
+    assert [(await plain.ainvoke("x")).content for _ in range(3)] == ["1", "2", EXHAUSTED]

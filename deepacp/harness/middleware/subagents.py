@@ -39,10 +39,18 @@ GENERAL_PURPOSE_PROMPT = (
     "answer with a concise report of what you found or did — that report is all it will see."
 )
 
-# State that never crosses into or out of a child: its own conversation, its own plan
-# (its token usage goes back to the parent, added to the parent's).
+# State that never crosses into or out of a child: its own conversation, its own plan and
+# background tasks (its token usage goes back to the parent, added to the parent's).
 EXCLUDED_STATE = frozenset(
-    {"messages", "todos", "structured_response", "jump_to", "hitl_edited_tool_calls", USAGE_KEY}
+    {
+        "messages",
+        "todos",
+        "structured_response",
+        "jump_to",
+        "hitl_edited_tool_calls",
+        "background_tasks",
+        USAGE_KEY,
+    }
 )
 
 

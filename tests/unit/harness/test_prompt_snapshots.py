@@ -21,6 +21,7 @@ from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
+from deepacp.harness.background import InProcessTasks
 from deepacp.harness.graph import NO_PROFILE
 from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
@@ -60,6 +61,7 @@ async def what_the_model_sees(profile: HarnessProfile, tmp_path: Path) -> str:
         summarizer=SummarizationMiddleware(backend),
         planning=True,
         profile=profile,
+        background=InProcessTasks(),
     )
     await agent.ainvoke(
         {"messages": [{"role": "user", "content": "hi"}]}, {"configurable": {"thread_id": "t"}}

@@ -225,3 +225,25 @@ async def test_a_closed_session_releases_its_graph_and_mcp_tools(tmp_path, works
         assert ephemeral() is None, "an ephemeral session (an LSP edit) lets go of its graph"
     finally:
         await manager.shutdown()
+
+
+async def test_only_a_lasting_session_offers_background_tasks(tmp_path, workspace) -> None:
+    requests = tmp_path / "requests.jsonl"
+    path = tmp_path / "script.json"
+    path.write_text(
+        json.dumps({"turns": [{"content": "a"}, {"content": "b"}], "record": str(requests)})
+    )
+    manager = SessionManager(SessionStore(tmp_path / "home"), resolve_model)
+    try:
+        record = manager.new_record(str(workspace), "ask", f"scripted:{path}")
+        lasting = manager.open(record, Workspace(str(workspace)), Recorder())
+        assert await lasting.prompt("hi") == "end_turn"
+        async with manager.ephemeral(
+            Workspace(str(workspace)), "ask", f"scripted:{path}", Recorder()
+        ) as once:
+            assert await once.prompt("hi") == "end_turn"  # an LSP edit: it ends with the run
+        offered = [json.loads(line)["tools"] for line in requests.read_text().splitlines()]
+        assert "start_background_task" in offered[0]
+        assert "start_background_task" not in offered[1]
+    finally:
+        await manager.shutdown()

@@ -194,3 +194,39 @@ def test_replay_shows_grader_feedback_as_a_verdict_not_as_the_user(tmp_path: Pat
     )
     assert events[0] == UserMessage("go")
     assert isinstance(events[-1], Notice) and "run them" in events[-1].text
+
+
+def test_background_tasks_are_plan_entries_after_the_todos(tmp_path: Path) -> None:
+    from langgraph.types import Command
+
+    from deepacp.events import PlanEntry
+
+    live = LiveProjection(FilesystemBackend(tmp_path), None, {"bg-2": "finished"}.get)
+    todos = {"id": "c1", "name": "write_todos", "args": {"todos": [{"content": "a"}]}}
+    live.feed((), "updates", {"model": {"messages": [AIMessage("", tool_calls=[todos])]}})
+    brief = "Find every caller of parse() " + "and more " * 10
+    started = {"bg-1": {"id": "bg-1", "description": brief, "status": "running"}}
+    update = Command(update={"background_tasks": started, "messages": []})
+    [plan] = live.feed((), "updates", {"tools": [update]})
+    assert isinstance(plan, PlanUpdated)
+    assert plan.entries[0] == PlanEntry("a", "pending")
+    [entry] = plan.entries[1:]
+    assert entry.status == "in_progress" and entry.content.endswith("… (running)")
+    assert entry.content.startswith("Background: Find every caller of parse() and more")
+    second = {"bg-2": {"id": "bg-2", "description": "two", "status": "running"}}
+    [plan] = live.feed((), "updates", {"tools": {"background_tasks": second}})
+    # The runner knows bg-2 finished before the agent checked it.
+    assert plan.entries[2] == PlanEntry("Background: two (finished)", "completed")
+    checked = {"bg-1": {"status": "failed", "delivered": True}}
+    [plan] = live.feed((), "updates", {"tools": {"background_tasks": checked}})
+    assert plan.entries[1].content.endswith("(failed)") and plan.entries[1].status == "pending"
+
+
+def test_background_cards_say_what_they_do(tmp_path: Path) -> None:
+    backend = FilesystemBackend(tmp_path)
+    start = {"description": "Count the lines\nof every file", "subagent_type": "general-purpose"}
+    assert describe_call("start_background_task", start, backend)[1] == (
+        "Background: Count the lines of every file"
+    )
+    check = describe_call("check_background_task", {"task_id": "bg-1"}, backend)
+    assert check[:2] == ("think", "Check background task bg-1")
