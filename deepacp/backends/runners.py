@@ -178,7 +178,8 @@ class SshRunner:
 
 
 class DockerRunner:
-    """`docker exec CONTAINER` (untested here: the test machines run no docker daemon)."""
+    """`docker exec CONTAINER` (the `docker` client's settings, `DOCKER_HOST` and the like,
+    say which daemon)."""
 
     def __init__(self, target: RemoteTarget) -> None:
         self.target = target

@@ -1,5 +1,6 @@
-"""`deepacp --stdio --remote ssh://…`: a session whose workspace is a checkout on another
-machine (a real sshd on 127.0.0.1), driven by an editor over ACP."""
+"""`deepacp --stdio --remote ssh://…` (and `docker://…`): a session whose workspace is a
+checkout on another machine (a real sshd on 127.0.0.1, a real Docker container), driven by
+an editor over ACP."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from acp import RequestError
 from acp import schema as S
 
 from tests.support.acp import DEEPACP
+from tests.support.docker import DockerBox, docker_box  # noqa: F401  (fixture)
 from tests.support.sshd import SshServer, ssh_server  # noqa: F401  (fixture)
 
 
@@ -41,11 +43,17 @@ def diffs(content) -> list[tuple[str, str | None, str]]:
     ]
 
 
-async def test_a_turn_over_ssh_reads_edits_with_approval_and_runs_a_command_there(
+@pytest.fixture(params=["ssh", "docker"])
+def machine(request: pytest.FixtureRequest) -> SshServer | DockerBox:
+    """The other machine, reached by each runner."""
+    return request.getfixturevalue("ssh_server" if request.param == "ssh" else "docker_box")
+
+
+async def test_a_turn_on_a_remote_reads_edits_with_approval_and_runs_a_command_there(
     agent_factory,
     editor_client,
     capabilities,
-    ssh_server: SshServer,  # noqa: F811
+    machine: SshServer | DockerBox,
     tmp_path: Path,
 ) -> None:
     remote = tmp_path / "remote checkout"
@@ -55,8 +63,8 @@ async def test_a_turn_over_ssh_reads_edits_with_approval_and_runs_a_command_ther
         TURN,
         client=editor_client,
         capabilities=capabilities(),
-        args=("--remote", ssh_server.url(remote)),
-        env=ssh_server.env(),
+        args=("--remote", machine.url(remote)),
+        env=machine.env(),
     ) as agent:
         session = await agent.new_session()
         assert (await agent.prompt(session, "bump x and run it")).stop_reason == "end_turn"

@@ -1,5 +1,6 @@
-"""The remote backend over a real sshd on 127.0.0.1: every file operation, confinement on
-the remote, commands in the remote root, and the errors a user sees when it cannot work."""
+"""The remote backend over a real sshd on 127.0.0.1 and in a real Docker container: every
+file operation, confinement on the remote, commands in the remote root, and the errors a
+user sees when it cannot work."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from deepacp.backends.remote_script import confine as remote_confine
 from deepacp.backends.runners import DockerRunner, SshRunner, parse_remote
 from deepacp.backends.search import GrepMatch, GrepQuery
 from deepacp.errors import RemoteUnavailable
+from tests.support.docker import DockerBox, docker_box  # noqa: F401  (fixture)
 from tests.support.sshd import SshServer, ssh_server  # noqa: F401  (fixture)
 
 HOSTILE_NAMES = [
@@ -36,11 +38,20 @@ async def connect(server: SshServer, root: Path) -> RemoteBackend:
     return await RemoteBackend.connect(target, SshRunner(target, str(server.config)))
 
 
-@pytest.fixture
-async def remote(ssh_server: SshServer, tmp_path: Path) -> AsyncIterator[RemoteBackend]:  # noqa: F811
+@pytest.fixture(params=["ssh", "docker"])
+async def remote(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[RemoteBackend]:
+    """The workspace `tmp_path/repo` on the other side of each runner."""
     root = tmp_path / "repo"
     root.mkdir()
-    backend = await connect(ssh_server, root)
+    if request.param == "ssh":
+        backend = await connect(request.getfixturevalue("ssh_server"), root)
+    else:
+        box: DockerBox = request.getfixturevalue("docker_box")
+        for name, value in box.env().items():
+            monkeypatch.setenv(name, value)
+        backend = await RemoteBackend.connect(parse_remote(box.url(root)))
     yield backend
     await backend.close()
 
@@ -163,11 +174,12 @@ async def test_commands_run_in_the_remote_root_and_stop_there_on_timeout(
     pid_file = root_of(remote) / "pid"
     result = await remote.shell.execute(ShellCommand("sleep 300 & echo $! > pid; wait", timeout=2))
     assert result.timed_out and result.exit_code is None
+    # Asked there (the pid is in the remote's namespace); a zombie is gone too: a
+    # container's first process need not reap what it inherits.
     pid = int(pid_file.read_text())
+    alive = ShellCommand(f"s=$(cut -d' ' -f3 /proc/{pid}/stat 2>/dev/null); echo ${{s:-Z}}")
     for _ in range(200):  # the remote side notices the connection go, then kills the group
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if (await remote.shell.execute(alive)).output.strip() == "Z":
             break
         await asyncio.sleep(0.05)
     else:
