@@ -85,6 +85,9 @@ async def serve_stdio(options: ServerOptions) -> None:
         return
     # The SDK is enough for session/new and session/list; the harness loads meanwhile in
     # one other thread (the agent waits for it, never imports it concurrently).
+    from deepacp.acp.lean import import_acp_schema
+
+    import_acp_schema()  # before the harness thread: no other thread defines models yet
     from deepacp.acp.agent import run_connection
 
     harness = load_harness(options.model)
