@@ -7,7 +7,8 @@ frame that is not an object or not a valid envelope (-32600), a frame over the s
 one for every error without data; some clients index `error.data` and hang on null).
 Implements the SDK's message-level `Transport` (send / receive / close) without importing it.
 Messages sent in one go (a replay of thousands of updates) leave in one write per
-`FLUSH_BYTES`, not a system call each; a lone message leaves when the event loop next runs.
+`FLUSH_BYTES`, not a system call each; a lone message leaves when the event loop next runs,
+a response at once (with what was sent before it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -93,6 +95,8 @@ class StdioTransport:
         self._pending: list[bytes] = []
         self._pending_bytes = 0
         self._flush_soon = False
+        self.answered: Callable[[], None] | None = None
+        """Called after each response is written."""
 
     @classmethod
     async def open_stdio(cls) -> StdioTransport:
@@ -131,7 +135,12 @@ class StdioTransport:
                 raise ConnectionError("transport closed")
             self._pending.append(data)
             self._pending_bytes += len(data)
-            if self._pending_bytes >= FLUSH_BYTES:
+            if "method" not in message:  # a response: the client waits for it
+                self._flush()
+                if self.answered is not None:
+                    self.answered()
+                await self._writer.drain()
+            elif self._pending_bytes >= FLUSH_BYTES:
                 self._flush()
                 await self._writer.drain()
             elif not self._flush_soon:
