@@ -6,7 +6,9 @@ Prints medians of `--runs` runs: spawn -> `initialize` response, spawn -> `sessi
 response, prompt -> first `agent_message_chunk` (cold: first prompt of a fresh process;
 warm: the next one), `session/cancel` -> prompt response while `sleep 30` runs,
 `session/load` in a fresh process of a one-turn session, a 500-message and a 5,000-message
-one (`--only load` runs just these), and peak RSS. Peers are measured when installed:
+one (`--only load` runs just these), and peak RSS: idle after `initialize` and `session/new`
+once the harness has loaded (the process stops using CPU), and after the turns. Peers are
+measured when installed:
 `npm install --prefix DIR @zed-industries/claude-agent-acp @zed-industries/codex-acp`
 (spawn -> initialize; they need API keys for more), and deepagents-acp in the Python given
 by --peer-python (`pip install deepagents-acp langchain-openai`; its test agent builds
@@ -81,6 +83,10 @@ class Peer:
     async def request(self, method: str, params: dict) -> dict:
         return await self.response(await self.send(method, params))
 
+    def cpu_ticks(self) -> int:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+
     def peak_rss_mib(self) -> float:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
         kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM"))
@@ -115,6 +121,24 @@ async def time_start(
             return initialized, None
         await peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         return initialized, time.perf_counter() - started
+    finally:
+        await peer.close()
+
+
+async def idle_rss(env: dict, cwd: Path) -> float:
+    """Peak RSS after `initialize` and `session/new`, once the process has been idle (no
+    CPU used) for a second: the harness import in the background has ended."""
+    peer = await Peer.spawn(DEEPACP, env, cwd)
+    try:
+        await peer.request("initialize", INIT)
+        await peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        idle, ticks = 0, peer.cpu_ticks()
+        for _ in range(120):
+            await asyncio.sleep(0.5)
+            idle, ticks = (idle + 1 if peer.cpu_ticks() == ticks else 0), peer.cpu_ticks()
+            if idle >= 2:
+                break
+        return peer.peak_rss_mib()
     finally:
         await peer.close()
 
@@ -195,9 +219,10 @@ def long_script(path: Path, tool_turns: int, prompts: int = 1) -> Path:
     return path
 
 
-async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[float, int]:
-    """Median time of `session/load` in a fresh process, and the updates it replayed, of a
-    session made of `prompts` prompts of the script in `env`."""
+async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[float, float, int]:
+    """Median times of `session/load` in a fresh process (from the replay saved when the
+    session closed, and from the checkpoints, with that replay removed first), and the
+    updates it replayed, of a session made of `prompts` prompts of the script in `env`."""
     peer = await Peer.spawn(DEEPACP, env, cwd)
     try:
         await peer.request("initialize", INIT)
@@ -208,8 +233,12 @@ async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[
             await peer.request("session/prompt", text_prompt(session, "walk"))
     finally:
         await peer.close()
-    times, updates = [], 0
-    for _ in range(runs):
+    saved = Path(env["DEEPACP_HOME"]) / "cache" / "replays" / f"{session}.json"
+    times: dict[bool, list[float]] = {True: [], False: []}
+    updates = 0
+    for from_saved in [True, False] * runs:
+        if not from_saved:
+            saved.unlink(missing_ok=True)
         peer = await Peer.spawn(DEEPACP, env, cwd)
         try:
             await peer.request("initialize", INIT)
@@ -224,10 +253,10 @@ async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[
                     updates += 1
                 elif message.get("id") == request_id:
                     break
-            times.append(time.perf_counter() - started)
+            times[from_saved].append(time.perf_counter() - started)
         finally:
             await peer.close()
-    return statistics.median(times), updates
+    return statistics.median(times[True]), statistics.median(times[False]), updates
 
 
 def _median(turns: list[dict[str, float]], key: str) -> float:
@@ -263,6 +292,7 @@ async def main() -> None:
         if args.only is None:
             starts = [await time_start(DEEPACP, env_turns, cwd, True) for _ in range(args.runs)]
             turns = [await deepacp_turns(env_turns, cwd) for _ in range(args.runs)]
+            idle = [await idle_rss(env_turns, cwd) for _ in range(args.runs)]
             rows += [
                 ("spawn -> initialize", ms(statistics.median(s[0] for s in starts))),
                 ("spawn -> session/new", ms(statistics.median(s[1] for s in starts))),
@@ -275,9 +305,11 @@ async def main() -> None:
             ("500 messages", env_long, 2),
             ("5,000 messages", env_huge, 20),
         ):
-            load, replayed = await time_load(load_env, cwd, args.runs, prompts)
+            load, cold, replayed = await time_load(load_env, cwd, args.runs, prompts)
             rows.append((f"session/load, {label} ({replayed} updates)", ms(load)))
+            rows.append(("  the same, from the checkpoints", ms(cold)))
         if turns:
+            rows.append(("peak RSS idle, harness loaded", f"{statistics.median(idle):.0f} MiB"))
             rows.append(("peak RSS after a turn", f"{_median(turns, 'rss'):.0f} MiB"))
         print(f"deepacp (median of {args.runs} runs)")
         for name, value in rows:

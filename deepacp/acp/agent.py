@@ -153,6 +153,9 @@ class DeepacpAgent:
             loaded = asyncio.wrap_future(harness_loaded)
 
             async def ready() -> None:
+                start = getattr(harness_loaded, "start", None)
+                if start is not None:  # needed now (see deepacp.acp.server.HarnessImport)
+                    start()
                 await asyncio.shield(loaded)  # a cancelled waiter must not cancel the import
 
         self.manager = SessionManager(

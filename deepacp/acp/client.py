@@ -13,7 +13,7 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 from acp.helpers import update_current_mode
 from acp.meta import CLIENT_METHODS
-from acp.utils import notify_model, request_model, serialize_params
+from acp.utils import request_model, serialize_params
 from pydantic import TypeAdapter
 
 from deepacp.acp import updates
@@ -65,10 +65,13 @@ class AcpSessionHandler:
         """The agent's text so far ends inside a line (a notice then starts a new one)."""
 
     async def update(self, update: Any) -> None:
-        await notify_model(
-            self.conn,
+        """Send one `session/update`. The notification around the update (an ACP model
+        already) is written out as `S.SessionNotification` would be: building that model
+        means building every kind of update's validator, a third of the ACP schema, which
+        a fresh process pays for on its first update (a session/load) for no check."""
+        await self.conn.send_notification(
             CLIENT_METHODS["session_update"],
-            S.SessionNotification(session_id=self.session_id, update=update),
+            {"sessionId": self.session_id, "update": serialize_params(update)},
         )
 
     async def emit(self, event: Event) -> None:

@@ -1,9 +1,11 @@
 """`deepacp --stdio`: answer `initialize` at once, then load the SDK and the harness.
 
 The first response is built from `capabilities.py` with nothing but the standard library
-loaded. Then the ACP SDK is imported (enough for `session/new`), and the harness —
-LangChain, LangGraph, the configured provider — in a background thread, ready for the
-first turn.
+loaded. Then the ACP SDK is imported (enough for `session/new`, and for `session/load`
+from a saved replay), and the harness — LangChain, LangGraph, the configured provider —
+in a background thread, ready for the first turn. That import starts once the first
+request after `initialize` is answered (or when something needs the harness, or after
+`HARNESS_START_SECONDS`): run at once, it took half the CPU that request had.
 """
 
 from __future__ import annotations
@@ -20,13 +22,29 @@ from deepacp.config import ServerOptions
 
 log = logging.getLogger("deepacp")
 
+HARNESS_START_SECONDS = 0.5
+"""How long the harness import waits for the first request to be answered, at most."""
 
-def load_harness(model_spec: str | None) -> Future:
+
+class HarnessImport(Future):
+    """Done once the harness can be used; its import begins at `start()` (any thread, any
+    number of times)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.begin = threading.Event()
+
+    def start(self) -> None:
+        self.begin.set()
+
+
+def load_harness(model_spec: str | None) -> HarnessImport:
     """Import the harness (LangChain, LangGraph), then the configured provider's package, in
-    a background thread; the future is done once the harness can be used."""
-    loaded: Future = Future()
+    a background thread, once started."""
+    loaded = HarnessImport()
 
     def work() -> None:
+        loaded.begin.wait()
         try:
             import deepacp.session.agent
             import deepacp.session.turn  # noqa: F401 (LangGraph, the projection)
@@ -85,9 +103,14 @@ async def serve_stdio(options: ServerOptions) -> None:
         return
     # The SDK is enough for session/new and session/list; the harness loads meanwhile in
     # one other thread (the agent waits for it, never imports it concurrently).
+    from deepacp.acp.lean import import_acp_schema
+
+    import_acp_schema()  # before the harness thread: no other thread defines models yet
     from deepacp.acp.agent import run_connection
 
     harness = load_harness(options.model)
+    transport.answered = harness.start
+    asyncio.get_running_loop().call_later(HARNESS_START_SECONDS, harness.start)
     await run_connection(transport, params, options, harness)
 
 

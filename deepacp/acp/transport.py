@@ -6,6 +6,9 @@ frame that is not an object or not a valid envelope (-32600), a frame over the s
 (-32600, skipped unread). An error object never carries `"data": null` (the SDK writes
 one for every error without data; some clients index `error.data` and hang on null).
 Implements the SDK's message-level `Transport` (send / receive / close) without importing it.
+Messages sent in one go (a replay of thousands of updates) leave in one write per
+`FLUSH_BYTES`, not a system call each; a lone message leaves when the event loop next runs,
+a response at once (with what was sent before it).
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _READ_CHUNK = 1 << 20
+FLUSH_BYTES = 1 << 16
+"""Messages sent at once go out together up to this size (then the writer is drained)."""
 
 
 def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict:
@@ -86,6 +92,11 @@ class StdioTransport:
         self._writer = writer
         self._lock = asyncio.Lock()
         self._closed = False
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._flush_soon = False
+        self.answered: Callable[[], None] | None = None
+        """Called after each response is written."""
 
     @classmethod
     async def open_stdio(cls) -> StdioTransport:
@@ -122,8 +133,31 @@ class StdioTransport:
         async with self._lock:
             if self._closed:
                 raise ConnectionError("transport closed")
+            self._pending.append(data)
+            self._pending_bytes += len(data)
+            if "method" not in message:  # a response: the client waits for it
+                self._flush()
+                if self.answered is not None:
+                    self.answered()
+                await self._writer.drain()
+            elif self._pending_bytes >= FLUSH_BYTES:
+                self._flush()
+                await self._writer.drain()
+            elif not self._flush_soon:
+                self._flush_soon = True
+                asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Write what was sent and not yet written, in one write."""
+        self._flush_soon = False
+        if not self._pending:
+            return
+        data = b"".join(self._pending)
+        self._pending, self._pending_bytes = [], 0
+        try:
             self._writer.write(data)
-            await self._writer.drain()
+        except OSError as exc:  # the client went away: the reader sees it end
+            log.info("could not write to the client: %s", exc)
 
     async def receive(self) -> dict | None:
         """The next well-formed message, or None at end of input."""
@@ -191,5 +225,6 @@ class StdioTransport:
         async with self._lock:
             if self._closed:
                 return
+            self._flush()
             self._closed = True
             self._writer.close()

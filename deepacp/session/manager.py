@@ -19,6 +19,7 @@ from deepacp.session.ephemeral import EphemeralRecords
 from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
+from deepacp.session.replays import Replays
 from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
 from deepacp.session.snapshots import discard
 from deepacp.session.store import Records, SessionRecord, Store
@@ -184,6 +185,7 @@ class SessionManager:
         await self.close(session_id)
         await self.store.delete(record)
         discard(self.store.home, session_id)
+        Replays(self.store.home).forget(session_id)
         if self.server is not None:
             await self.server.delete(record.thread_id)
 

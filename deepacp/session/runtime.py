@@ -52,9 +52,10 @@ from deepacp.session.hooks import SessionHooks
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
 from deepacp.session.queue import TurnQueue
+from deepacp.session.replays import Replays
 from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
 from deepacp.session.snapshots import RestorePoint, RestorePoints
-from deepacp.session.store import Records, SessionRecord
+from deepacp.session.store import Records, SessionRecord, SessionStore
 from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import ReviewSource, WorkspaceView, session_backend
 
@@ -149,6 +150,12 @@ class Session:
             register_secrets(dict(mcp.env), dict(mcp.headers))
         self.mcp = McpServers()
         self.mcp.start(list(mcp_servers), record.cwd, harness_ready)
+        self._replays = (
+            Replays(store.home)
+            if isinstance(store, SessionStore) and server is None and remote is None
+            else None
+        )
+        """Replays saved for a fresh process (None: this session's are not saved)."""
         self._graph: Any = None
         self._model: Any = None
         self._model_of: tuple[str | None, Effort | None] | None = None
@@ -407,7 +414,11 @@ class Session:
 
     async def history(self) -> list[Event]:
         """The events that redraw the conversation so far (read without building the
-        agent: a replay needs neither the model nor the MCP servers)."""
+        agent: a replay needs neither the model nor the MCP servers), from the saved
+        replay when it is still the thread's: then without the harness either."""
+        key = self._replay_key()
+        if self._replays is not None and (saved := self._replays.read(self.id, key)) is not None:
+            return saved
         await self._harness_ready()
         from deepacp.harness.state import read_messages
         from deepacp.session import projection
@@ -416,11 +427,33 @@ class Session:
             messages = await (await self.graph()).messages(self.config)
         else:
             messages = await read_messages(await self.store.checkpointer(), self.config)
-        events = list(projection.replay(messages, self.backend))
+        replayed = list(projection.replay(messages, self.backend))
         plan = await self.plan()
         if any(e.content.startswith(projection.BACKGROUND_ENTRY) for e in plan):
-            events.append(PlanUpdated(plan))  # where the background tasks stand now
-        return events
+            # Where the background tasks stand now: never saved, it changes by itself.
+            return [*replayed, PlanUpdated(plan)]
+        if self._replays is not None and key == self._replay_key():  # no turn wrote meanwhile
+            self._replays.save(self.id, key, replayed)
+        return replayed
+
+    def _forget_replay(self) -> None:
+        """Drop the saved replay: the turns it shows were taken back."""
+        if self._replays is not None:
+            self._replays.forget(self.id)
+
+    def _replay_key(self) -> dict[str, Any] | None:
+        if self._replays is None:
+            return None
+        return self._replays.key(self.record.thread_id, (self.record.cwd, *self._extra_roots))
+
+    async def _save_replay(self) -> None:
+        """Save the replay for the next process, if the conversation changed since."""
+        if self._replays is None or self._replays.is_saved(self.id, self._replay_key()):
+            return
+        try:
+            await self.history()
+        except Exception:  # the next load reads it the long way
+            log.debug("replay of session %s not saved", self.id, exc_info=True)
 
     def prices(self) -> ModelPrices | None:
         """The session model's prices in config.toml (None: not configured, or unreadable)."""
@@ -450,6 +483,7 @@ class Session:
         else:
             await (await self.store.checkpointer()).adelete_thread(old)
         self.restore_points.truncate(0)  # their checkpoints went with the thread
+        self._forget_replay()
         self.backend = self._backend()
         if self._review is not None:
             self._review.forget_all()
@@ -512,6 +546,7 @@ class Session:
             }
             await graph.aupdate_state(at, None, as_node="__copy__")
         self.restore_points.truncate(number - 1)
+        self._forget_replay()
         return done
 
     @property
@@ -652,6 +687,8 @@ class Session:
         self._task = None
         if self.background is not None:
             await self.background.close()  # its tasks end with it
+        if self._graph is not None:  # a turn may have run: the next process loads faster
+            await self._save_replay()
         self.restore_points.release()
         await self.mcp.close()
         await self.hooks.close()

@@ -1,0 +1,72 @@
+"""A `session/update` the handler sends is, byte for byte, what the SDK's
+`SessionNotification` model would have written."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from acp import schema as S
+from acp.utils import serialize_params
+
+from deepacp.acp import updates
+from deepacp.acp.client import AcpSessionHandler
+from deepacp.events import (
+    Command,
+    CommandsChanged,
+    Cost,
+    FileDiff,
+    Location,
+    MessageChunk,
+    Notice,
+    PlanEntry,
+    PlanUpdated,
+    ThoughtChunk,
+    ToolFinished,
+    ToolStarted,
+    UsageUpdated,
+    UserMessage,
+)
+
+EVENTS = [
+    UserMessage("fix it ✓"),
+    Notice("Goal not met yet."),
+    ThoughtChunk("hmm"),
+    MessageChunk("On it."),
+    ToolStarted(
+        "c1",
+        "edit_file",
+        "edit",
+        "Edit `a.py`",
+        {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
+        (Location("/w/a.py", 3),),
+        FileDiff("/w/a.py", "x = 1", "x = 2"),
+    ),
+    ToolStarted("c2", "ls", "search", "List `.`", {}),
+    ToolFinished("c1", "completed", "done", FileDiff("/w/a.py", None, "new"), ()),
+    ToolFinished("c2", "failed", "no such folder"),
+    PlanUpdated((PlanEntry("read", "completed"), PlanEntry("fix", "pending", "high"))),
+    UsageUpdated(120, 200_000, Cost(0.25, "USD")),
+    UsageUpdated(120, 200_000),
+]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Any]] = []
+
+    async def send_notification(self, method: str, params: Any) -> None:
+        self.sent.append((method, params))
+
+
+async def test_updates_are_written_as_the_sdk_model_writes_them() -> None:
+    conn = Recorder()
+    handler = AcpSessionHandler(conn, "s1", S.ClientCapabilities(), lambda: [])  # type: ignore[arg-type]
+    commands = (Command("review", "Review the change", "what to review"),)
+    for event in [*EVENTS, CommandsChanged(commands)]:
+        await handler.emit(event)
+    expected = [updates.to_update(e) for e in EVENTS] + [updates.commands_update(commands)]
+    assert [m for m, _ in conn.sent] == ["session/update"] * len(expected)
+    for (_, params), update in zip(conn.sent, expected, strict=True):
+        model = S.SessionNotification(session_id="s1", update=update)
+        assert json.dumps(params) == json.dumps(serialize_params(model))
