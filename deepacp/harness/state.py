@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, Required, cast
 
 from langchain.agents.middleware import AgentState
@@ -21,7 +21,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from deepacp.backends.state import FileRecord, merge_files
 
 
-def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessage]:
+def append_messages(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """Batch reducer for the messages delta channel (add_messages semantics).
 
     New messages append; a message with a known id replaces it; `RemoveMessage(id)` drops
@@ -55,14 +55,16 @@ def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessa
     return [m for m in result if m is not None]  # type: ignore[misc]  # AnyMessage: a union of BaseMessage subclasses
 
 
+MESSAGES = "messages"
+MESSAGES_CHANNEL = DeltaChannel(append_messages, list, snapshot_frequency=1000)
+"""The messages channel: stored as per-step deltas, so checkpoints grow linearly with the
+thread; a full snapshot every 1000 updates bounds how many deltas a load replays."""
+
+
 class DeepAgentState(AgentState):
     """State of a deepacp agent thread."""
 
-    # Stored as per-step deltas, so checkpoints grow linearly with the thread. A full
-    # snapshot every 1000 updates bounds how many deltas a load replays.
-    messages: Required[
-        Annotated[list[AnyMessage], DeltaChannel(append_messages, snapshot_frequency=1000)]
-    ]
+    messages: Required[Annotated[list[AnyMessage], MESSAGES_CHANNEL]]
     files: NotRequired[Annotated[dict[str, FileRecord], merge_files]]
 
 
