@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, Required, cast
 
@@ -19,6 +20,8 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from deepacp.backends.state import FileRecord, merge_files
+
+_message_id = operator.attrgetter("id")
 
 
 def append_messages(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
@@ -38,13 +41,17 @@ def append_messages(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyM
     if state and not isinstance(state[0], BaseMessage):
         state = convert_to_messages(state)
     result: list[BaseMessage | None] = list(state)
-    index = {m.id: i for i, m in enumerate(result) if m is not None and m.id is not None}
+    # Built in C: a long thread's reducer runs at every write. (None, the id of messages
+    # without one, is never looked up.)
+    index = dict(zip(map(_message_id, result), range(len(result)), strict=True))
+    removed = False
     for message in incoming:
         if isinstance(message, RemoveMessage):
             if message.id == REMOVE_ALL_MESSAGES:
                 result, index = [], {}
             elif message.id in index:
                 result[index.pop(message.id)] = None
+                removed = True
             continue
         if message.id is not None and message.id in index:
             result[index[message.id]] = message
@@ -52,7 +59,9 @@ def append_messages(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyM
             if message.id is not None:
                 index[message.id] = len(result)
             result.append(message)
-    return [m for m in result if m is not None]  # type: ignore[misc]  # AnyMessage: a union of BaseMessage subclasses
+    if removed:
+        result = [m for m in result if m is not None]
+    return result  # type: ignore[return-value]  # AnyMessage: a union of BaseMessage subclasses
 
 
 MESSAGES = "messages"
