@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import operator
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, Required, cast
 
 from langchain.agents.middleware import AgentState
@@ -20,8 +21,10 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from deepacp.backends.state import FileRecord, merge_files
 
+_message_id = operator.attrgetter("id")
 
-def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessage]:
+
+def append_messages(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """Batch reducer for the messages delta channel (add_messages semantics).
 
     New messages append; a message with a known id replaces it; `RemoveMessage(id)` drops
@@ -38,13 +41,17 @@ def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessa
     if state and not isinstance(state[0], BaseMessage):
         state = convert_to_messages(state)
     result: list[BaseMessage | None] = list(state)
-    index = {m.id: i for i, m in enumerate(result) if m is not None and m.id is not None}
+    # Built in C: a long thread's reducer runs at every write. (None, the id of messages
+    # without one, is never looked up.)
+    index = dict(zip(map(_message_id, result), range(len(result)), strict=True))
+    removed = False
     for message in incoming:
         if isinstance(message, RemoveMessage):
             if message.id == REMOVE_ALL_MESSAGES:
                 result, index = [], {}
             elif message.id in index:
                 result[index.pop(message.id)] = None
+                removed = True
             continue
         if message.id is not None and message.id in index:
             result[index[message.id]] = message
@@ -52,17 +59,21 @@ def append_messages(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessa
             if message.id is not None:
                 index[message.id] = len(result)
             result.append(message)
-    return [m for m in result if m is not None]  # type: ignore[misc]  # AnyMessage: a union of BaseMessage subclasses
+    if removed:
+        result = [m for m in result if m is not None]
+    return result  # type: ignore[return-value]  # AnyMessage: a union of BaseMessage subclasses
+
+
+MESSAGES = "messages"
+MESSAGES_CHANNEL = DeltaChannel(append_messages, list, snapshot_frequency=1000)
+"""The messages channel: stored as per-step deltas, so checkpoints grow linearly with the
+thread; a full snapshot every 1000 updates bounds how many deltas a load replays."""
 
 
 class DeepAgentState(AgentState):
     """State of a deepacp agent thread."""
 
-    # Stored as per-step deltas, so checkpoints grow linearly with the thread. A full
-    # snapshot every 1000 updates bounds how many deltas a load replays.
-    messages: Required[
-        Annotated[list[AnyMessage], DeltaChannel(append_messages, snapshot_frequency=1000)]
-    ]
+    messages: Required[Annotated[list[AnyMessage], MESSAGES_CHANNEL]]
     files: NotRequired[Annotated[dict[str, FileRecord], merge_files]]
 
 

@@ -38,7 +38,9 @@ class EphemeralRecords:
         if self._checkpointer is None:
             from langgraph.checkpoint.memory import InMemorySaver
 
-            self._checkpointer = InMemorySaver()
+            from deepacp.session.checkpoints import with_history_cache
+
+            self._checkpointer = with_history_cache(InMemorySaver)()
         return self._checkpointer
 
     def scratch_dir(self, thread_id: str) -> Path:

@@ -81,6 +81,8 @@ async def _open_saver(url: str) -> tuple[Any, Any]:
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 
+    from deepacp.session.checkpoints import with_history_cache
+
     pool: Any = AsyncConnectionPool(
         url,
         min_size=1,
@@ -97,7 +99,7 @@ async def _open_saver(url: str) -> tuple[Any, Any]:
     )
     try:
         await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
-        saver = AsyncPostgresSaver(pool)
+        saver = with_history_cache(AsyncPostgresSaver)(pool)
         async with pool.connection() as conn:
             while not (await (await conn.execute(_TRY_LOCK, _SETUP)).fetchone())["taken"]:
                 await asyncio.sleep(0.05)

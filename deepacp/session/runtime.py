@@ -673,7 +673,7 @@ class Session:
             self.record = self.store.update(self.record, title=prompt or "Untitled")
             await self.handler.emit(TitleChanged(self.record.title or ""))
         try:
-            return await turn.run(content)
+            return await turn.run(content, state)
         finally:
             self.last_turn_usage = self.last_turn_usage + turn.usage
             self.record = self.store.update(self.record)

@@ -94,6 +94,8 @@ class RestorePoints:
         self.git = GitObjects(root)
         self.points: list[RestorePoint] = self._load()
         self.recording: RestorePoint | None = None
+        self._rows: dict[str, tuple[RestorePoint, str]] = {}
+        """Ended turns' points as JSON, by message id."""
         self.scanning = threading.Lock()
         """Held by a scan around a command: the scans of commands run at once take turns."""
         self._known: dict[str, tuple[Stamp, str]] = {}
@@ -117,8 +119,18 @@ class RestorePoints:
 
     def save(self) -> None:
         private_dir(self.folder)
-        data = {"points": [asdict(p) for p in self.points]}
-        write_private(self._index(), json.dumps(data).encode("utf-8"))
+        rows = ", ".join(self._row(p) for p in self.points)
+        write_private(self._index(), f'{{"points": [{rows}]}}'.encode())
+
+    def _row(self, point: RestorePoint) -> str:
+        """A point as JSON. An ended turn's point no longer changes, so it is encoded once
+        (a long session saves its points twice a turn)."""
+        if point is self.recording:
+            return json.dumps(asdict(point))
+        known = self._rows.get(point.message_id)
+        if known is None or known[0] is not point:
+            known = self._rows[point.message_id] = (point, json.dumps(asdict(point)))
+        return known[1]
 
     def _save_held(self) -> None:
         """Kept apart from the points: it can name every file of a large workspace."""
@@ -184,6 +196,7 @@ class RestorePoints:
     def truncate(self, count: int) -> None:
         """Keep the first `count` points; blobs no session refers to any more are deleted."""
         self.points = self.points[:count]
+        self._rows = {}
         self._known = {}
         self.save()
         self._save_held()

@@ -268,11 +268,13 @@ class SessionStore:
                 import aiosqlite
                 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+                from deepacp.session.checkpoints import with_history_cache
+
                 path = private_database(self.home / "checkpoints.db")
                 conn = await aiosqlite.connect(path, timeout=10)
                 try:
                     await conn.execute("PRAGMA busy_timeout=10000")
-                    saver = AsyncSqliteSaver(conn)
+                    saver = with_history_cache(AsyncSqliteSaver)(conn)
                     await saver.setup()
                 except sqlite3.DatabaseError as exc:
                     await conn.close()

@@ -46,6 +46,19 @@ StopHook = Callable[[StopReason, int], Awaitable[str | None]]
 that sends it back to work, or None."""
 
 STREAM_MODES = ["messages", "updates", "custom", "tools"]
+
+
+def _tools_stream_skips_model_calls() -> None:
+    """LangGraph's handler for the `tools` stream has no `on_chat_model_start`, so at each
+    model call LangChain renders the whole transcript as text for its `on_llm_start`, which
+    ignores it too: a cost that grows with the thread. It only follows tool calls."""
+    with contextlib.suppress(ImportError):
+        from langgraph.pregel._tools import StreamToolCallHandler
+
+        StreamToolCallHandler.ignore_chat_model = True  # type: ignore[assignment]  # a property on the base
+
+
+_tools_stream_skips_model_calls()
 CANCELLED = "Cancelled by the user before it finished."
 FAILED_RUN = "The run stopped with an error before this tool call finished."
 
@@ -94,9 +107,11 @@ class Turn:
             await read_value(self.graph.checkpointer, self.config, USAGE_KEY)
         )
 
-    async def run(self, content: str | list[dict]) -> StopReason:
-        """Why the turn stopped (see `_settled`); `usage` holds what it used."""
-        state = await self.graph.aget_state(self.config)
+    async def run(self, content: str | list[dict], state: Any = None) -> StopReason:
+        """Why the turn stopped (see `_settled`); `usage` holds what it used. `state`: the
+        thread's state as the turn starts, when the caller has read it already."""
+        if state is None:
+            state = await self.graph.aget_state(self.config)
         self.before = TokenUsage.from_json(state.values.get(USAGE_KEY))
         self.live.todos = cards.plan_of(state.values.get("todos")).entries  # the plan shown
         self.live.tasks = dict(state.values.get(BACKGROUND_KEY) or {})

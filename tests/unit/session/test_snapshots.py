@@ -109,3 +109,20 @@ def test_truncating_drops_the_later_points_and_their_blobs(tmp_path) -> None:
     assert [p.prompt for p in points.points] == ["turn 0"]
     assert [b.name for b in points.blobs.folder.iterdir()] == [digest(b"v0")]
     assert RestorePoints(tmp_path / "home", "s", points.root).points == points.points
+
+
+def test_each_turn_s_point_is_saved_as_it_ended_while_later_turns_run(tmp_path) -> None:
+    points, _ = points_in(tmp_path)
+    for turn in range(3):
+        points.begin(f"turn {turn}", "thread", f"cp{turn}")
+        points.note("f.txt", points.keep("f.txt", f"v{turn}".encode()))
+        points.lose(f"big{turn}.bin")
+        points.finish({"f.txt": f"after {turn}".encode()})
+    points.begin("running", "thread", "cp3")
+    points.note("g.txt", None)
+    reloaded = RestorePoints(tmp_path / "home", "s", points.root).points
+    assert reloaded == points.points
+    assert [p.after for p in reloaded[:3]] == [
+        {"f.txt": digest(f"after {turn}".encode())} for turn in range(3)
+    ]
+    assert reloaded[3].before == {"g.txt": None} and reloaded[3].after == {}
