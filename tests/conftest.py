@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.docker import docker_box  # noqa: F401 (fixture: one daemon for the run)
 from tests.support.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
 
 SECRET = "TOP-SECRET-CONTENT"

@@ -15,7 +15,7 @@ from acp import RequestError
 from acp import schema as S
 
 from tests.support.acp import DEEPACP
-from tests.support.docker import DockerBox, docker_box  # noqa: F401  (fixture)
+from tests.support.docker import DockerBox
 from tests.support.sshd import SshServer, ssh_server  # noqa: F401  (fixture)
 
 

@@ -15,7 +15,9 @@ import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +98,7 @@ def running_docker(folder: Path, shared: Path) -> Iterator[DockerBox]:
         stdout=log,
         stderr=log,
     )
-    box = DockerBox(f"deepacp-test-{os.getpid()}", socket)
+    box = DockerBox(f"deepacp-test-{uuid.uuid4().hex[:12]}", socket)
     try:
         deadline = time.monotonic() + 60
         while subprocess.run(
@@ -144,9 +146,10 @@ def running_docker(folder: Path, shared: Path) -> Iterator[DockerBox]:
 
 @pytest.fixture(scope="session")
 def docker_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DockerBox]:
-    """One daemon and container for the whole test run (skipped where they cannot start).
-    The daemon's folder is outside the shared one, so tests never see its files."""
+    """One daemon and container for the whole test run (skipped where they cannot start;
+    defined once, in tests/conftest.py). The daemon's folder is outside the shared one, so
+    tests never see its files; its socket's path stays short."""
     shared = tmp_path_factory.getbasetemp()
-    folder = Path(f"/var/tmp/deepacp-dockerd-{os.getpid()}")
+    folder = Path(tempfile.mkdtemp(prefix="deepacp-dockerd-", dir="/var/tmp"))
     with running_docker(folder, shared) as box:
         yield box

@@ -20,7 +20,7 @@ from deepacp.backends.remote_script import confine as remote_confine
 from deepacp.backends.runners import DockerRunner, SshRunner, parse_remote
 from deepacp.backends.search import GrepMatch, GrepQuery
 from deepacp.errors import RemoteUnavailable
-from tests.support.docker import DockerBox, docker_box  # noqa: F401  (fixture)
+from tests.support.docker import DockerBox
 from tests.support.sshd import SshServer, ssh_server  # noqa: F401  (fixture)
 
 HOSTILE_NAMES = [
