@@ -11,44 +11,8 @@ from acp.utils import serialize_params
 
 from deepacp.acp import updates
 from deepacp.acp.client import AcpSessionHandler
-from deepacp.events import (
-    Command,
-    CommandsChanged,
-    Cost,
-    FileDiff,
-    Location,
-    MessageChunk,
-    Notice,
-    PlanEntry,
-    PlanUpdated,
-    ThoughtChunk,
-    ToolFinished,
-    ToolStarted,
-    UsageUpdated,
-    UserMessage,
-)
-
-EVENTS = [
-    UserMessage("fix it ✓"),
-    Notice("Goal not met yet."),
-    ThoughtChunk("hmm"),
-    MessageChunk("On it."),
-    ToolStarted(
-        "c1",
-        "edit_file",
-        "edit",
-        "Edit `a.py`",
-        {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
-        (Location("/w/a.py", 3),),
-        FileDiff("/w/a.py", "x = 1", "x = 2"),
-    ),
-    ToolStarted("c2", "ls", "search", "List `.`", {}),
-    ToolFinished("c1", "completed", "done", FileDiff("/w/a.py", None, "new"), ()),
-    ToolFinished("c2", "failed", "no such folder"),
-    PlanUpdated((PlanEntry("read", "completed"), PlanEntry("fix", "pending", "high"))),
-    UsageUpdated(120, 200_000, Cost(0.25, "USD")),
-    UsageUpdated(120, 200_000),
-]
+from deepacp.events import Command, CommandsChanged
+from tests.support.events import SAMPLE_EVENTS as EVENTS
 
 
 class Recorder:

@@ -5,40 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deepacp.events import (
-    Cost,
-    FileDiff,
-    Location,
-    MessageChunk,
-    Notice,
-    PlanEntry,
-    PlanUpdated,
-    ThoughtChunk,
-    ToolFinished,
-    ToolStarted,
-    UsageUpdated,
-    UserMessage,
-)
+from deepacp.events import ToolStarted
 from deepacp.session.replays import Replays
+from tests.support.events import SAMPLE_EVENTS as EVENTS
 
-EVENTS = [
-    UserMessage("fix it ✓"),
-    ThoughtChunk("hmm"),
-    MessageChunk("On it."),
-    ToolStarted(
-        "c1",
-        "edit_file",
-        "edit",
-        "Edit `a.py`",
-        {"file_path": "a.py", "@": "tuple", "items": [1, [2, {"x": None}]], "n": 1.5},
-        (Location("/w/a.py", 3),),
-        FileDiff("/w/a.py", "x = 1", "x = 2"),
-    ),
-    ToolFinished("c1", "completed", "done", FileDiff("/w/a.py", None, "new"), ()),
-    PlanUpdated((PlanEntry("read", "completed"), PlanEntry("fix", "pending", "high"))),
-    UsageUpdated(120, 200_000, Cost(0.25, "USD")),
-    Notice("Goal not met yet."),
-]
 KEY = {"format": 1, "thread": "t", "checkpoint": "c+0", "roots": ["/w"], "code": "x"}
 
 
@@ -48,7 +18,8 @@ def test_events_read_back_equal(tmp_path: Path) -> None:
     assert replays.is_saved("s", KEY)
     read = replays.read("s", KEY)
     assert read == EVENTS
-    assert isinstance(read[3].locations, tuple) and isinstance(read[3].args["items"], list)
+    edit = next(e for e in read if isinstance(e, ToolStarted) and e.locations)
+    assert isinstance(edit.locations, tuple) and isinstance(edit.args["items"], list)
 
 
 def test_only_the_same_key_reads_it(tmp_path: Path) -> None:
