@@ -6,8 +6,11 @@ Prints medians of `--runs` runs: spawn -> `initialize` response, spawn -> `sessi
 response, prompt -> first `agent_message_chunk` (cold: first prompt of a fresh process;
 warm: the next one), `session/cancel` -> prompt response while `sleep 30` runs,
 `session/load` in a fresh process of a one-turn session, a 500-message and a 5,000-message
-one (`--only load` runs just these), and peak RSS: idle after `initialize` and `session/new`
-once the harness has loaded (the process stops using CPU), and after the turns. Peers are
+one, from what the last load sent, from the saved replay and from the checkpoints
+(`--only load` runs just these), and peak RSS: idle after `initialize` and `session/new`
+once the harness has loaded (the process stops using CPU), and after the turns; with the
+floors under two of them, each in a fresh interpreter: the harness import alone (a prompt
+sent right after `session/new` waits for it) and the peak RSS of the libraries alone. Peers are
 measured when installed:
 `npm install --prefix DIR @zed-industries/claude-agent-acp @zed-industries/codex-acp`
 (spawn -> initialize; they need API keys for more), and deepagents-acp in the Python given
@@ -143,6 +146,31 @@ async def idle_rss(env: dict, cwd: Path) -> float:
         await peer.close()
 
 
+FLOOR_PROBE = """
+import json, resource, sys, time
+from deepacp.acp.lean import import_acp_schema
+import_acp_schema()
+started = time.perf_counter()
+if sys.argv[1] == "harness":
+    import deepacp.session.agent, deepacp.session.turn
+else:
+    import langchain.agents
+print(json.dumps({"seconds": time.perf_counter() - started,
+                  "mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+async def floor(what: str) -> dict[str, float]:
+    """In a fresh interpreter, after the lean ACP schema: the time to import the harness
+    (`what="harness"`, which a prompt sent right after `session/new` waits for), or the
+    peak RSS with LangChain's agents loaded (`"libraries"`, before any code of ours)."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", FLOOR_PROBE, what, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await child.communicate()
+    return json.loads(out)
+
+
 def text_prompt(session: str, text: str) -> dict:
     return {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
 
@@ -219,10 +247,15 @@ def long_script(path: Path, tool_turns: int, prompts: int = 1) -> Path:
     return path
 
 
-async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[float, float, int]:
-    """Median times of `session/load` in a fresh process (from the replay saved when the
-    session closed, and from the checkpoints, with that replay removed first), and the
-    updates it replayed, of a session made of `prompts` prompts of the script in `env`."""
+LOAD_FROM = ("transcript", "replay", "checkpoints")
+"""What a fresh process loads a session from: the messages the last load sent
+(`deepacp/acp/quickload.py`), the saved replay, or the checkpoints (each removed in turn)."""
+
+
+async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[dict, int]:
+    """Median times of `session/load` in a fresh process, sent once `initialize` is
+    answered, from each of `LOAD_FROM`, and the updates it replayed, of a session made of
+    `prompts` prompts of the script in `env`."""
     peer = await Peer.spawn(DEEPACP, env, cwd)
     try:
         await peer.request("initialize", INIT)
@@ -233,12 +266,14 @@ async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[
             await peer.request("session/prompt", text_prompt(session, "walk"))
     finally:
         await peer.close()
-    saved = Path(env["DEEPACP_HOME"]) / "cache" / "replays" / f"{session}.json"
-    times: dict[bool, list[float]] = {True: [], False: []}
+    replays = Path(env["DEEPACP_HOME"]) / "cache" / "replays"
+    times: dict[str, list[float]] = {source: [] for source in LOAD_FROM}
     updates = 0
-    for from_saved in [True, False] * runs:
-        if not from_saved:
-            saved.unlink(missing_ok=True)
+    for source in LOAD_FROM * runs:  # each load keeps what the next one reads
+        if source != "transcript":
+            (replays / f"{session}.load.json").unlink(missing_ok=True)
+        if source == "checkpoints":
+            (replays / f"{session}.json").unlink(missing_ok=True)
         peer = await Peer.spawn(DEEPACP, env, cwd)
         try:
             await peer.request("initialize", INIT)
@@ -253,10 +288,10 @@ async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[
                     updates += 1
                 elif message.get("id") == request_id:
                     break
-            times[from_saved].append(time.perf_counter() - started)
+            times[source].append(time.perf_counter() - started)
         finally:
             await peer.close()
-    return statistics.median(times[True]), statistics.median(times[False]), updates
+    return {source: statistics.median(t) for source, t in times.items()}, updates
 
 
 def _median(turns: list[dict[str, float]], key: str) -> float:
@@ -293,10 +328,13 @@ async def main() -> None:
             starts = [await time_start(DEEPACP, env_turns, cwd, True) for _ in range(args.runs)]
             turns = [await deepacp_turns(env_turns, cwd) for _ in range(args.runs)]
             idle = [await idle_rss(env_turns, cwd) for _ in range(args.runs)]
+            harness = [(await floor("harness"))["seconds"] for _ in range(args.runs)]
+            libraries = [(await floor("libraries"))["mib"] for _ in range(args.runs)]
             rows += [
                 ("spawn -> initialize", ms(statistics.median(s[0] for s in starts))),
                 ("spawn -> session/new", ms(statistics.median(s[1] for s in starts))),
                 ("prompt -> first chunk (cold process)", ms(_median(turns, "cold"))),
+                ("  floor: the harness import alone", ms(statistics.median(harness))),
                 ("prompt -> first chunk (warm)", ms(_median(turns, "warm"))),
                 ("cancel -> prompt response (sleep 30 running)", ms(_median(turns, "cancel"))),
             ]
@@ -305,11 +343,14 @@ async def main() -> None:
             ("500 messages", env_long, 2),
             ("5,000 messages", env_huge, 20),
         ):
-            load, cold, replayed = await time_load(load_env, cwd, args.runs, prompts)
-            rows.append((f"session/load, {label} ({replayed} updates)", ms(load)))
-            rows.append(("  the same, from the checkpoints", ms(cold)))
+            loads, replayed = await time_load(load_env, cwd, args.runs, prompts)
+            rows.append((f"session/load, {label} ({replayed} updates)", ms(loads["transcript"])))
+            rows.append(("  the same, from the saved replay", ms(loads["replay"])))
+            rows.append(("  the same, from the checkpoints", ms(loads["checkpoints"])))
         if turns:
             rows.append(("peak RSS idle, harness loaded", f"{statistics.median(idle):.0f} MiB"))
+            floor_mib = statistics.median(libraries)
+            rows.append(("  floor: ACP schema + langchain.agents alone", f"{floor_mib:.0f} MiB"))
             rows.append(("peak RSS after a turn", f"{_median(turns, 'rss'):.0f} MiB"))
         print(f"deepacp (median of {args.runs} runs)")
         for name, value in rows:

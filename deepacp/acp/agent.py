@@ -8,7 +8,7 @@ import contextlib
 import logging
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import schema as S
 from acp.agent.router import build_agent_router
@@ -25,6 +25,7 @@ from deepacp.acp.capabilities import (
     initialize_result,
 )
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
+from deepacp.acp.quickload import QuickLoad, Transcripts
 from deepacp.acp.transport import StdioTransport
 from deepacp.backends.editor_review import EditorReview
 from deepacp.backends.remote import RemoteBackend
@@ -53,13 +54,13 @@ from deepacp.errors import (
     TurnError,
     WrongWorkspace,
 )
-from deepacp.events import Notice
+from deepacp.events import CommandsChanged, ModeChanged, Notice
 from deepacp.models import check_provider, configured_spec, resolve_model, split_spec
 from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE, parse_mode
 from deepacp.session.runtime import Session, no_wait
-from deepacp.session.store import SessionRecord, open_store
+from deepacp.session.store import SessionRecord, SessionStore, Store, open_store
 from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import through_editor
 
@@ -123,6 +124,16 @@ def to_mcp_servers(servers: McpServers | None) -> tuple[McpServer, ...]:
     return tuple(out)
 
 
+def _dump(response: S.LoadSessionResponse) -> dict:
+    """A response as the SDK writes it."""
+    return response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+
+
+def _commands(updates: list[dict], wanted: bool = True) -> list[dict]:
+    """The slash-command updates among `updates` (`wanted=False`: the others)."""
+    return [u for u in updates if (u.get("sessionUpdate") == "available_commands_update") == wanted]
+
+
 def _roots(cwd: str, directories: list[str] | None) -> tuple[str, ...]:
     roots = []
     for directory in directories or []:
@@ -141,7 +152,11 @@ class DeepacpAgent:
     conn: Connection  # set once the connection exists (it needs this agent's handler)
 
     def __init__(
-        self, client_params: dict, options: ServerOptions, harness_loaded: Future | None = None
+        self,
+        client_params: dict,
+        options: ServerOptions,
+        harness_loaded: Future | None = None,
+        store: Store | None = None,
     ) -> None:
         self.client_capabilities = S.ClientCapabilities.model_validate(
             client_params.get("clientCapabilities") or {}
@@ -158,8 +173,9 @@ class DeepacpAgent:
                     start()
                 await asyncio.shield(loaded)  # a cancelled waiter must not cancel the import
 
+        store = store or open_store(deepacp_home())
         self.manager = SessionManager(
-            open_store(deepacp_home()),
+            store,
             resolve_model,
             planning=options.planning,
             harness_ready=ready,
@@ -171,6 +187,13 @@ class DeepacpAgent:
         """The connection to the --remote machine, shared by its sessions."""
         self._remote: RemoteBackend | None = None
         """The --remote checkout as last reached (None: not yet, or no --remote)."""
+        self._transcripts = (
+            Transcripts(store.home, options, client_params)
+            if isinstance(store, SessionStore) and not options.server and not options.remote
+            else None
+        )
+        """What loads sent, for a fresh process to answer the next load at once (None:
+        the sessions here are not loaded that way)."""
 
     def on_connect(self, conn: Client) -> None:
         return None  # the connection is made for us (`run_connection`)
@@ -332,13 +355,91 @@ class DeepacpAgent:
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
         await self._reach_remote()
+        keep = self._transcripts is not None and self.manager.get(record.id) is None
+        keep = keep and not mcp_servers and not additional_directories
         session = self._open(record, mcp_servers, additional_directories)
         if session.running:
             raise SessionBusy("the session is running a turn")
-        for event in await session.history():
-            await session.handler.emit(event)
-        await session.announce()  # before the response: nothing may follow a load's response
-        return S.LoadSessionResponse(**self._state(session))
+        key = self._transcripts.key(record) if keep and self._transcripts else None
+        sent = await self._redraw(session)
+        response = S.LoadSessionResponse(**self._state(session))
+        self._keep(session, key, sent, _dump(response))
+        return response
+
+    def _keep(self, session: Session, key: str | None, sent: list[dict], result: dict) -> None:
+        """Keep what a load sent, made from the inputs `key` names, if nothing changed
+        them meanwhile (a turn that began at once, a mode switched)."""
+        if self._transcripts is not None and key and key == self._transcripts.key(session.record):
+            self._transcripts.save(session.id, key, sent, result)
+
+    async def _redraw(self, session: Session) -> list[dict]:
+        """Send the conversation so far, then the session-start events, as a load does;
+        the updates sent."""
+        handler = cast(AcpSessionHandler, session.handler)
+        handler.recording = []
+        try:
+            for event in await session.history():
+                await handler.emit(event)
+            await session.announce()  # before the response: nothing may follow a load's
+            return handler.recording
+        finally:
+            handler.recording = None
+
+    async def adopt(self, quick: QuickLoad) -> None:
+        """Take over a `session/load` answered from its transcript before the SDK was
+        loaded: open the session, run the load without sending it, and send what differs
+        (the slash commands, the modes and options); keep the new transcript."""
+        try:
+            session = self._open(quick.record)
+            key = self._transcripts.key(quick.record) if self._transcripts else None
+            handler = cast(AcpSessionHandler, session.handler)
+            handler.muted = True
+            try:
+                sent = await self._redraw(session)
+            finally:
+                handler.muted = False
+            result = _dump(S.LoadSessionResponse(**self._state(session)))
+        except Exception:  # the client has its answer; the next request opens it again
+            log.exception("could not take over the load of session %s", quick.record.id)
+            return
+        if sent == quick.updates and result == quick.result:
+            return
+        log.info("session %s was loaded from a stale transcript: corrected", quick.record.id)
+        if result != quick.result:
+            await handler.emit(ModeChanged(session.record.mode))  # the mode and the options
+        if _commands(sent) != _commands(quick.updates):
+            await handler.emit(CommandsChanged(await session.commands()))
+        if _commands(sent, False) != _commands(quick.updates, False):
+            log.warning("session %s was redrawn from a stale transcript", quick.record.id)
+        self._keep(session, key, sent, result)
+
+    async def _kept_at_close(self, sessions: list[Session]) -> None:
+        """Keep what a load of each closed session would send, for the next process, when
+        its saved replay is current (so it is read without the harness)."""
+        transcripts = self._transcripts
+        if transcripts is None:
+            return
+        for session in sessions:
+            record = session.record
+            replay = transcripts.replays.key(record.thread_id, (record.cwd,))
+            if (
+                session.extra_roots
+                or session.sandbox.policy != _start_policy(self.options.sandbox)
+                or not transcripts.replays.is_saved(record.id, replay)
+                or transcripts.is_current(record)
+            ):
+                continue
+            key = transcripts.key(record)
+            sink = AcpSessionHandler(self.conn, record.id, self.client_capabilities, lambda: [])
+            sink.recording, sink.muted = [], True
+            try:
+                for event in [*await session.history(), *await session.opening()]:
+                    await sink.emit(event)
+                result = _dump(S.LoadSessionResponse(**self._state(session)))
+            except Exception:  # the next load reads it the usual way
+                log.debug("no load transcript kept for session %s", record.id, exc_info=True)
+                continue
+            self._keep(session, key, sink.recording, result)
 
     async def resume_session(
         self,
@@ -383,8 +484,11 @@ class DeepacpAgent:
         )
 
     async def close_session(self, session_id: str, **_: Any) -> S.CloseSessionResponse:
+        session = self.manager.get(session_id)
         if not await self.manager.close(session_id):
             self.manager.record(session_id)  # an unknown id is an error; a closed one is not
+        if session is not None:
+            await self._kept_at_close([session])
         return S.CloseSessionResponse()
 
     async def delete_session(self, params: Any) -> dict:
@@ -516,7 +620,9 @@ class DeepacpAgent:
     async def shutdown(self) -> None:
         for task in self._background:
             task.cancel()
+        sessions = list(self.manager.sessions.values())
         await self.manager.shutdown()
+        await self._kept_at_close(sessions)
         if self._runner is not None:
             await self._runner.close()
 
@@ -545,11 +651,15 @@ async def run_connection(
     client_params: dict,
     options: ServerOptions,
     harness_loaded: Future | None = None,
+    quick: QuickLoad | None = None,
 ) -> None:
-    """Serve ACP on an already-initialized transport until the client goes away."""
-    agent = DeepacpAgent(client_params, options, harness_loaded)
+    """Serve ACP on an already-initialized transport until the client goes away (`quick`:
+    the session/load answered already, see `quickload.py`)."""
+    agent = DeepacpAgent(client_params, options, harness_loaded, quick.store if quick else None)
     conn = agent.conn = Connection(make_handler(agent), transport, listening=False)
     try:
+        if quick is not None:  # before any other request is read
+            await agent.adopt(quick)
         await conn.main_loop()
     finally:
         await agent.shutdown()

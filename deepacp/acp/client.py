@@ -63,16 +63,23 @@ class AcpSessionHandler:
         self._terminals: dict[str, str] = {}
         self._mid_line = False
         """The agent's text so far ends inside a line (a notice then starts a new one)."""
+        self.recording: list[dict] | None = None
+        """When a list, each update is added to it as it is sent (a load kept for later)."""
+        self.muted = False
+        """Send nothing (a load run only to be recorded)."""
 
     async def update(self, update: Any) -> None:
         """Send one `session/update`. The notification around the update (an ACP model
         already) is written out as `S.SessionNotification` would be: building that model
         means building every kind of update's validator, a third of the ACP schema, which
         a fresh process pays for on its first update (a session/load) for no check."""
-        await self.conn.send_notification(
-            CLIENT_METHODS["session_update"],
-            {"sessionId": self.session_id, "update": serialize_params(update)},
-        )
+        params = serialize_params(update)
+        if self.recording is not None:
+            self.recording.append(params)
+        if not self.muted:
+            await self.conn.send_notification(
+                CLIENT_METHODS["session_update"], {"sessionId": self.session_id, "update": params}
+            )
 
     async def emit(self, event: Event) -> None:
         if isinstance(event, MessageChunk):

@@ -1,11 +1,12 @@
 """`deepacp --stdio`: answer `initialize` at once, then load the SDK and the harness.
 
 The first response is built from `capabilities.py` with nothing but the standard library
-loaded. Then the ACP SDK is imported (enough for `session/new`, and for `session/load`
-from a saved replay), and the harness — LangChain, LangGraph, the configured provider —
-in a background thread, ready for the first turn. That import starts once the first
-request after `initialize` is answered (or when something needs the harness, or after
-`HARNESS_START_SECONDS`): run at once, it took half the CPU that request had.
+loaded; so is the next one when it is a `session/load` that `quickload.py` can answer from
+what the last load sent. Then the ACP SDK is imported (enough for `session/new`, and for
+`session/load` from a saved replay), and the harness — LangChain, LangGraph, the configured
+provider — in a background thread, ready for the first turn. That import starts once the
+first request after `initialize` is answered (or when something needs the harness, or
+after `HARNESS_START_SECONDS`): run at once, it took half the CPU that request had.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from concurrent.futures import Future
 
 from deepacp.acp.capabilities import InitializeParamsError, initialize_result
 from deepacp.acp.transport import StdioTransport, error_response
-from deepacp.config import ServerOptions
+from deepacp.config import ServerOptions, deepacp_home
 
 log = logging.getLogger("deepacp")
 
@@ -101,6 +102,9 @@ async def serve_stdio(options: ServerOptions) -> None:
     params = await handshake(transport)
     if params is None:
         return
+    from deepacp.acp.quickload import answer_load
+
+    quick = await answer_load(transport, options, params, deepacp_home())
     # The SDK is enough for session/new and session/list; the harness loads meanwhile in
     # one other thread (the agent waits for it, never imports it concurrently).
     from deepacp.acp.lean import import_acp_schema
@@ -111,7 +115,7 @@ async def serve_stdio(options: ServerOptions) -> None:
     harness = load_harness(options.model)
     transport.answered = harness.start
     asyncio.get_running_loop().call_later(HARNESS_START_SECONDS, harness.start)
-    await run_connection(transport, params, options, harness)
+    await run_connection(transport, params, options, harness, quick)
 
 
 def serve(options: ServerOptions | None = None) -> int:

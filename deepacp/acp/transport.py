@@ -97,6 +97,8 @@ class StdioTransport:
         self._flush_soon = False
         self.answered: Callable[[], None] | None = None
         """Called after each response is written."""
+        self._next: asyncio.Task[dict | None] | None = None
+        """The next message, being read or read already (`peek`)."""
 
     @classmethod
     async def open_stdio(cls) -> StdioTransport:
@@ -159,8 +161,24 @@ class StdioTransport:
         except OSError as exc:  # the client went away: the reader sees it end
             log.info("could not write to the client: %s", exc)
 
+    async def peek(self, timeout: float) -> dict | None:
+        """The next message, left to `receive` (TimeoutError: none within `timeout`
+        seconds; it is still read, and `receive` gets it)."""
+        if self._next is None:
+            self._next = asyncio.ensure_future(self._receive())
+        done, _ = await asyncio.wait({self._next}, timeout=timeout)
+        if not done:
+            raise TimeoutError
+        return self._next.result()
+
     async def receive(self) -> dict | None:
         """The next well-formed message, or None at end of input."""
+        if self._next is not None:
+            task, self._next = self._next, None
+            return await task
+        return await self._receive()
+
+    async def _receive(self) -> dict | None:
         while True:
             line = await self._read_frame()
             if line is None:

@@ -110,6 +110,11 @@ class Replays:
     def _path(self, session_id: str) -> Path:
         return self.home / "cache" / "replays" / f"{session_id}.json"
 
+    def load_path(self, session_id: str) -> Path:
+        """Where the ACP face keeps what a load of the session sent (`acp/quickload.py`):
+        beside the replay, and gone with it."""
+        return self.home / "cache" / "replays" / f"{session_id}.load.json"
+
     def _checkpoint(self, thread_id: str) -> str | None:
         """The thread's latest checkpoint and how many pending writes it has (None: no
         checkpoint, or the database cannot be read)."""
@@ -210,3 +215,4 @@ class Replays:
     def forget(self, session_id: str) -> None:
         """Remove a session's saved replay (its conversation is gone or changed)."""
         self._path(session_id).unlink(missing_ok=True)
+        self.load_path(session_id).unlink(missing_ok=True)

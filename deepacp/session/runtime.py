@@ -331,26 +331,32 @@ class Session:
         await self._report_mcp()
         await self._report_sandbox()
 
-    async def _report_sandbox(self) -> None:
-        if self.remote is not None and not self._sandbox_told:
-            self._sandbox_told = True
-            await self.handler.emit(
-                Notice(
-                    f"Files and commands are on {self.remote.runner.target}. Commands run "
-                    "there without a sandbox, as with the sandbox off: approvals are what "
-                    "guards them."
-                )
+    async def opening(self) -> list[Event]:
+        """What `announce` says in a process that has not opened the session before (MCP
+        servers aside)."""
+        notice = self._sandbox_notice()
+        return [CommandsChanged(await self.commands()), *([notice] if notice else [])]
+
+    def _sandbox_notice(self) -> Notice | None:
+        if self.remote is not None:
+            return Notice(
+                f"Files and commands are on {self.remote.runner.target}. Commands run "
+                "there without a sandbox, as with the sandbox off: approvals are what "
+                "guards them."
             )
         problem = sandbox_problem()
-        if self._sandbox_told or self.sandbox.policy == "off" or problem is None:
+        if self.sandbox.policy == "off" or problem is None:
+            return None
+        return Notice(
+            f"Commands are not sandboxed: {problem}. They run with your rights, and "
+            "are asked about as before; `deepacp doctor` checks the set-up."
+        )
+
+    async def _report_sandbox(self) -> None:
+        if self._sandbox_told or (notice := self._sandbox_notice()) is None:
             return
         self._sandbox_told = True
-        await self.handler.emit(
-            Notice(
-                f"Commands are not sandboxed: {problem}. They run with your rights, and "
-                "are asked about as before; `deepacp doctor` checks the set-up."
-            )
-        )
+        await self.handler.emit(notice)
 
     async def set_sandbox(self, policy: SandboxPolicy) -> None:
         """Change the sandbox policy; the next command runs under it."""
@@ -440,6 +446,12 @@ class Session:
         """Drop the saved replay: the turns it shows were taken back."""
         if self._replays is not None:
             self._replays.forget(self.id)
+
+    @property
+    def extra_roots(self) -> tuple[str, ...]:
+        """The workspace roots besides the session's folder (the editor's additional
+        directories)."""
+        return self._extra_roots
 
     def _replay_key(self) -> dict[str, Any] | None:
         if self._replays is None:

@@ -260,8 +260,11 @@ async def start_agent(
     args: tuple[str, ...] = (),
     capabilities: S.ClientCapabilities | None = None,
     command: tuple[str, ...] | None = None,
+    load: str | None = None,
 ) -> AsyncIterator[Agent]:
-    """Start the server (`command`, default `deepacp --stdio *args`) with a scripted model."""
+    """Start the server (`command`, default `deepacp --stdio *args`) with a scripted model
+    (`load`: a session to load, sent right behind `initialize`, as an editor that restores
+    its last session does)."""
     workspace = workspace or tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     home = home or tmp_path / "home"
@@ -284,9 +287,16 @@ async def start_agent(
         observers=[wire.observe],
         use_unstable_protocol=True,
     ) as (conn, process):
-        info = await conn.initialize(
+        initialize = conn.initialize(
             protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
         )
+        if load is None:
+            info = await initialize
+        else:  # written in that order: the first task's first step writes its request
+            info, _ = await asyncio.gather(
+                initialize,
+                conn.load_session(cwd=str(workspace), session_id=load, mcp_servers=[]),
+            )
         agent = Agent(conn, process, client, wire, workspace, home, script, info)
         yield agent
         wire.validate()
