@@ -651,11 +651,12 @@ async def run_connection(
     client_params: dict,
     options: ServerOptions,
     harness_loaded: Future | None = None,
+    store: Store | None = None,
     quick: QuickLoad | None = None,
 ) -> None:
     """Serve ACP on an already-initialized transport until the client goes away (`quick`:
-    the session/load answered already, see `quickload.py`)."""
-    agent = DeepacpAgent(client_params, options, harness_loaded, quick.store if quick else None)
+    the session/load answered already from `store`, see `quickload.py`)."""
+    agent = DeepacpAgent(client_params, options, harness_loaded, store)
     conn = agent.conn = Connection(make_handler(agent), transport, listening=False)
     try:
         if quick is not None:  # before any other request is read

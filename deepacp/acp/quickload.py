@@ -30,10 +30,9 @@ from typing import Any
 
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions
-from deepacp.errors import DeepacpError
 from deepacp.session.blobs import write_private
 from deepacp.session.replays import Replays
-from deepacp.session.store import SessionRecord, SessionStore, open_store
+from deepacp.session.store import SessionRecord, SessionStore, Store
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +154,6 @@ class Transcripts:
 class QuickLoad:
     """A `session/load` answered from its transcript, for the agent to take over."""
 
-    store: SessionStore
-    """The store that claimed the session (the agent goes on with it: one claim)."""
     record: SessionRecord
     updates: list[dict]
     result: dict
@@ -181,11 +178,11 @@ def _plain_load(message: dict) -> tuple[str, str] | None:
 
 
 async def answer_load(
-    transport: StdioTransport, options: ServerOptions, client_params: dict, home: Path
+    transport: StdioTransport, options: ServerOptions, client_params: dict, store: Store
 ) -> QuickLoad | None:
     """Answer the next request from its transcript if it is a `session/load` that can be
     (None: it is left for the agent, unread, as is anything that fails here)."""
-    if options.server or options.remote:
+    if options.server or options.remote or not isinstance(store, SessionStore):
         return None
     try:
         message = await transport.peek(WAIT_SECONDS)
@@ -195,17 +192,14 @@ async def answer_load(
         return None
     session_id, cwd = load
     try:
-        store = open_store(home)
-        if not isinstance(store, SessionStore):
-            return None
         record = store.get(session_id)
         if record is None or Path(cwd).resolve() != Path(record.cwd).resolve():
             return None
-        kept = Transcripts(home, options, client_params).read(record)
+        kept = Transcripts(store.home, options, client_params).read(record)
         if kept is None:
             return None
         store.claim(session_id)  # open in another process: the agent says so
-    except (DeepacpError, OSError, ValueError):
+    except Exception:  # a store that cannot be read, a claim refused: the agent answers
         log.debug("session/load of %s left to the agent", session_id, exc_info=True)
         return None
     await transport.receive()  # the request peeked at
@@ -214,4 +208,4 @@ async def answer_load(
         params = {"sessionId": session_id, "update": update}
         await transport.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
     await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-    return QuickLoad(store, record, updates, result)
+    return QuickLoad(record, updates, result)

@@ -103,8 +103,10 @@ async def serve_stdio(options: ServerOptions) -> None:
     if params is None:
         return
     from deepacp.acp.quickload import answer_load
+    from deepacp.session.store import open_store
 
-    quick = await answer_load(transport, options, params, deepacp_home())
+    store = open_store(deepacp_home())  # the one store of this process: one claim a session
+    quick = await answer_load(transport, options, params, store)
     # The SDK is enough for session/new and session/list; the harness loads meanwhile in
     # one other thread (the agent waits for it, never imports it concurrently).
     from deepacp.acp.lean import import_acp_schema
@@ -115,7 +117,7 @@ async def serve_stdio(options: ServerOptions) -> None:
     harness = load_harness(options.model)
     transport.answered = harness.start
     asyncio.get_running_loop().call_later(HARNESS_START_SECONDS, harness.start)
-    await run_connection(transport, params, options, harness, quick)
+    await run_connection(transport, params, options, harness, store, quick)
 
 
 def serve(options: ServerOptions | None = None) -> int:
