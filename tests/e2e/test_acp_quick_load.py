@@ -154,6 +154,24 @@ async def test_a_session_open_in_another_process_is_refused_not_drawn(
         assert client.updates == []
 
 
+async def test_a_load_from_another_folder_or_of_a_forged_id_is_refused_not_drawn(
+    agent_factory, tmp_path
+) -> None:
+    home = tmp_path / "home"
+    session = await closed_session(agent_factory, home, ONE_TURN)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for load, workspace, refusal in [
+        (session, elsewhere, "belongs to"),
+        (f"../replays/{session}", None, "no session"),
+    ]:
+        client = RecordingClient()
+        with pytest.raises(RequestError, match=refusal):
+            async with agent_factory([], home=home, client=client, workspace=workspace, load=load):
+                pass
+        assert client.updates == []
+
+
 async def test_a_prompt_right_behind_a_quick_load_runs_in_the_session(
     agent_factory, tmp_path
 ) -> None:
@@ -167,33 +185,22 @@ async def test_a_prompt_right_behind_a_quick_load_runs_in_the_session(
         assert agent.client.text() == "Hello there. And again."
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        "not json",
-        "a list",
-        "the right key, updates not a list",
-        "the right key, no result",
-        "the right key, cut short",
-    ],
-)
-async def test_a_damaged_transcript_is_loaded_the_usual_way(
-    agent_factory, tmp_path, damage
-) -> None:
+async def test_a_damaged_transcript_is_loaded_the_usual_way(agent_factory, tmp_path) -> None:
+    """Each damage in turn, on one session: each load draws it whole, and keeps the
+    transcript anew."""
     home = tmp_path / "home"
     session = await closed_session(agent_factory, home, ONE_TURN)
     path = transcript(home, session)
     key, _ = read_transcript(path)
-    under_key = {
-        "the right key, updates not a list": '{"updates": {"x": 1}, "result": {}}',
-        "the right key, no result": '{"updates": []}',
-        "the right key, cut short": '{"updates": [{"sessionUpd',
-    }
-    if damage in under_key:
-        path.write_text(f"{json.dumps(key)}\n{under_key[damage]}")
-    else:
-        path.write_text({"not json": "{not json", "a list": "[1, 2]"}[damage])
-    async with agent_factory([], home=home, load=session) as agent:
-        assert agent.client.text() == "Hello there."
-        assert command_names(agent)
-    assert read_transcript(path)[0] == key  # kept anew by that load
+    for damaged in [
+        "{not json",
+        "[1, 2]",
+        f'"{key}"\n{{"updates": {{"x": 1}}, "result": {{}}}}',  # updates not a list
+        f'"{key}"\n{{"updates": []}}',  # no result
+        f'"{key}"\n{{"updates": [{{"sessionUpd',  # cut short
+    ]:
+        path.write_text(damaged)
+        async with agent_factory([], home=home, load=session) as agent:
+            assert agent.client.text() == "Hello there.", damaged
+            assert command_names(agent)
+        assert read_transcript(path)[0] == key  # kept anew by that load
