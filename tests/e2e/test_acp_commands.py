@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from acp import RequestError
 from acp import schema as S
 
-
-async def wait_for(predicate, timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if predicate():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not reached in time")
+from tests.support.waits import wait_for
 
 
 async def test_commands_arrive_after_the_session_new_response(agent_factory) -> None:

@@ -16,6 +16,7 @@ from acp import RequestError
 from acp import schema as S
 
 from tests.support.acp import RecordingClient
+from tests.support.waits import wait_for
 
 ONE_TURN = [{"content": "Hello there."}]
 WITH_DIFF = [
@@ -65,14 +66,6 @@ def after_response(agent) -> list[dict]:
 def command_names(agent) -> set[str]:
     latest = agent.client.of(S.AvailableCommandsUpdate)[-1]
     return {c.name for c in latest.available_commands}
-
-
-async def wait_for(predicate, timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if predicate():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 async def test_a_quick_load_sends_what_a_load_from_the_checkpoints_sends(
@@ -140,36 +133,28 @@ async def test_a_changed_config_is_not_answered_from_the_transcript(
         assert after_response(agent) == []  # right the first time: nothing to correct
 
 
-async def test_a_session_open_in_another_process_is_refused_not_drawn(
+async def test_a_load_it_may_not_answer_is_refused_and_nothing_drawn(
     agent_factory, tmp_path
 ) -> None:
-    home = tmp_path / "home"
-    session = await closed_session(agent_factory, home, ONE_TURN)
-    async with agent_factory([], home=home, load=session) as holder:
-        assert holder.client.text() == "Hello there."
-        client = RecordingClient()
-        with pytest.raises(RequestError, match="open in another deepacp process"):
-            async with agent_factory([], home=home, client=client, load=session):
-                pass
-        assert client.updates == []
-
-
-async def test_a_load_from_another_folder_or_of_a_forged_id_is_refused_not_drawn(
-    agent_factory, tmp_path
-) -> None:
+    """Open in another process, from another folder, or of a forged id."""
     home = tmp_path / "home"
     session = await closed_session(agent_factory, home, ONE_TURN)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    for load, workspace, refusal in [
-        (session, elsewhere, "belongs to"),
-        (f"../replays/{session}", None, "no session"),
-    ]:
-        client = RecordingClient()
-        with pytest.raises(RequestError, match=refusal):
-            async with agent_factory([], home=home, client=client, workspace=workspace, load=load):
-                pass
-        assert client.updates == []
+    async with agent_factory([], home=home, load=session) as holder:
+        assert holder.client.text() == "Hello there."
+        for load, workspace, refusal in [
+            (session, None, "open in another deepacp process"),
+            (session, elsewhere, "belongs to"),
+            (f"../replays/{session}", None, "no session"),
+        ]:
+            client = RecordingClient()
+            with pytest.raises(RequestError, match=refusal):
+                async with agent_factory(
+                    [], home=home, client=client, workspace=workspace, load=load
+                ):
+                    pass
+            assert client.updates == []
 
 
 async def test_a_prompt_right_behind_a_quick_load_runs_in_the_session(
