@@ -25,6 +25,7 @@ from deepacp.acp.capabilities import (
     initialize_result,
 )
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
+from deepacp.acp.lifetime import Lifetime
 from deepacp.acp.quickload import QuickLoad, Transcripts
 from deepacp.acp.transport import StdioTransport
 from deepacp.backends.editor_review import EditorReview
@@ -653,9 +654,11 @@ async def run_connection(
     harness_loaded: Future | None = None,
     store: Store | None = None,
     quick: QuickLoad | None = None,
+    lifetime: Lifetime | None = None,
 ) -> None:
     """Serve ACP on an already-initialized transport until the client goes away (`quick`:
-    the session/load answered already from `store`, see `quickload.py`)."""
+    the session/load answered already from `store`, see `quickload.py`); then shut down,
+    as `lifetime` allows (see `lifetime.py`)."""
     agent = DeepacpAgent(client_params, options, harness_loaded, store)
     conn = agent.conn = Connection(make_handler(agent), transport, listening=False)
     try:
@@ -663,6 +666,12 @@ async def run_connection(
             await agent.adopt(quick)
         await conn.main_loop()
     finally:
+        await (lifetime or Lifetime()).end(_shutdown(agent, conn))
+
+
+async def _shutdown(agent: DeepacpAgent, conn: Connection) -> None:
+    try:
         await agent.shutdown()
+    finally:
         with contextlib.suppress(Exception):
-            await asyncio.shield(conn.close())
+            await conn.close()

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import threading
 from concurrent.futures import Future
+from typing import NoReturn
 
 from deepacp.acp.capabilities import InitializeParamsError, initialize_result
+from deepacp.acp.lifetime import Lifetime
 from deepacp.acp.transport import StdioTransport, error_response
 from deepacp.config import ServerOptions, deepacp_home
 
@@ -66,6 +67,16 @@ def load_harness(model_spec: str | None) -> HarnessImport:
     return loaded
 
 
+def import_sdk() -> None:
+    """Import the ACP SDK (its schema the cheap way, see `lean.py`) and the agent, before
+    any other thread defines pydantic models. Run in a thread: it takes a second or two
+    under load, and a signal meanwhile must end the process at once (`lifetime.py`)."""
+    from deepacp.acp.lean import import_acp_schema
+
+    import_acp_schema()
+    import deepacp.acp.agent  # noqa: F401
+
+
 async def handshake(transport: StdioTransport) -> dict | None:
     """Answer the first `initialize`; return its params (None if input ended first).
 
@@ -97,7 +108,7 @@ async def handshake(transport: StdioTransport) -> dict | None:
         return message["params"]
 
 
-async def serve_stdio(options: ServerOptions) -> None:
+async def serve_stdio(options: ServerOptions, lifetime: Lifetime) -> None:
     transport = await StdioTransport.open_stdio()
     params = await handshake(transport)
     if params is None:
@@ -109,33 +120,20 @@ async def serve_stdio(options: ServerOptions) -> None:
     quick = await answer_load(transport, options, params, store)
     # The SDK is enough for session/new and session/list; the harness loads meanwhile in
     # one other thread (the agent waits for it, never imports it concurrently).
-    from deepacp.acp.lean import import_acp_schema
-
-    import_acp_schema()  # before the harness thread: no other thread defines models yet
+    await asyncio.to_thread(import_sdk)  # before the harness thread, off the event loop
     from deepacp.acp.agent import run_connection
 
     harness = load_harness(options.model)
     transport.answered = harness.start
     asyncio.get_running_loop().call_later(HARNESS_START_SECONDS, harness.start)
-    await run_connection(transport, params, options, harness, store, quick)
+    await run_connection(transport, params, options, harness, store, quick, lifetime)
 
 
-def serve(options: ServerOptions | None = None) -> int:
+def serve(options: ServerOptions | None = None) -> NoReturn:
+    """Serve until the editor goes away (end of input, or a signal), then exit the process
+    (see `lifetime.py`)."""
     options = options or ServerOptions()
     from deepacp.logs import configure
 
     configure("acp")
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        assert task is not None
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # the editor went away
-            loop.add_signal_handler(sig, task.cancel)
-        try:
-            await serve_stdio(options)
-        except asyncio.CancelledError:
-            pass
-
-    asyncio.run(main())
-    return 0
+    Lifetime().run(lambda lifetime: serve_stdio(options, lifetime))

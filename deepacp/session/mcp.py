@@ -29,6 +29,11 @@ START_TIMEOUT = 30.0
 (`DEEPACP_MCP_TIMEOUT` overrides it)."""
 
 
+CLOSE_SECONDS = 1.0
+"""How long closing the servers may take (a stdio server has `mcp_process.STOP_SECONDS`
+of it to exit by itself)."""
+
+
 def start_timeout() -> float:
     try:
         return float(os.environ.get("DEEPACP_MCP_TIMEOUT", START_TIMEOUT))
@@ -79,15 +84,17 @@ class ServerLog:
 
 @contextlib.asynccontextmanager
 async def stdio_session(server: McpServer, cwd: str, errlog: ServerLog) -> AsyncIterator[Any]:
-    """An MCP session with a stdio server whose stderr goes to `errlog`."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    """An MCP session with a stdio server whose stderr goes to `errlog` (its process:
+    `mcp_process.py`)."""
+    from mcp import ClientSession
+    from mcp.client.stdio import get_default_environment
 
-    params = StdioServerParameters(
-        command=server.command, args=list(server.args), env=dict(server.env) or None, cwd=cwd
-    )
+    from deepacp.session.mcp_process import server_streams
+
+    env = {**get_default_environment(), **dict(server.env)}
+    argv = [server.command, *server.args]
     async with (
-        stdio_client(params, errlog=errlog.writer) as (read, write),
+        server_streams(argv, env, cwd, errlog.writer) as (read, write),
         ClientSession(read, write) as session,
     ):
         yield session
@@ -116,7 +123,8 @@ class McpServers:
 
     tools: list[Any] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
-    _tasks: list[asyncio.Task] = field(default_factory=list)
+    _tasks: dict[asyncio.Task, asyncio.Future] = field(default_factory=dict)
+    """Each server's task, and the future it sets once connected (or failed)."""
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _ready: asyncio.Future | None = None
 
@@ -131,7 +139,7 @@ class McpServers:
         futures = [asyncio.get_running_loop().create_future() for _ in servers]
         for server, future in zip(servers, futures, strict=True):
             serve = self._serve(server, cwd, future, imports_ready)
-            self._tasks.append(asyncio.create_task(serve))
+            self._tasks[asyncio.create_task(serve)] = future
         self._ready = asyncio.ensure_future(self._gather(servers, futures))
 
     async def _gather(self, servers: list[McpServer], futures: list[asyncio.Future]) -> None:
@@ -195,9 +203,16 @@ class McpServers:
                 errlog.close()
 
     async def close(self) -> None:
+        """End every server: one still starting at once, a connected one as
+        `mcp_process.stop` does (its input closed, then its group killed); within
+        `CLOSE_SECONDS` in any case."""
         self._stop.set()
-        for task in self._tasks:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(task, 5)
+        for task, connected in self._tasks.items():
+            if not connected.done():
+                task.cancel()
+        if self._tasks:
+            _, slow = await asyncio.wait(self._tasks, timeout=CLOSE_SECONDS)
+            for task in slow:  # cancelled, a stdio server's group is killed as it ends
+                task.cancel()
         self._tasks.clear()
         self.tools.clear()  # they hold their connection's session
