@@ -4,7 +4,8 @@
 
 Prints medians of `--runs` runs: spawn -> `initialize` response, spawn -> `session/new`
 response, prompt -> first `agent_message_chunk` (cold: first prompt of a fresh process;
-warm: the next one), `session/cancel` -> prompt response while `sleep 30` runs,
+warm: the next one), `session/cancel` -> prompt response while `sleep 30` runs and at
+each of `CANCEL_MOMENTS` (`--only cancel` runs just these),
 `session/load` in a fresh process of a one-turn session, a 500-message and a 5,000-message
 one, from what the last load sent, from the saved replay and from the checkpoints
 (`--only load` runs just these), and peak RSS: idle after `initialize` and `session/new`
@@ -40,6 +41,10 @@ class Peer:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         self.next_id = 0
+        self.hold_permissions = False
+        """Leave permission requests unanswered (kept in `asked`), as a user who has not
+        chosen yet; otherwise each is allowed at once."""
+        self.asked: list[dict] = []
 
     @classmethod
     async def spawn(cls, command: list[str], env: dict, cwd: Path) -> Peer:
@@ -69,7 +74,9 @@ class Peer:
         if not line:
             raise RuntimeError("the agent closed its output")
         message = json.loads(line)
-        if message.get("method") == "session/request_permission":
+        if message.get("method") == "session/request_permission" and self.hold_permissions:
+            self.asked.append(message)
+        elif message.get("method") == "session/request_permission":
             allow = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": allow}
             self.process.stdin.write(json.dumps(reply).encode() + b"\n")
@@ -217,6 +224,87 @@ async def deepacp_turns(env: dict, cwd: Path) -> dict[str, float]:
         await peer.close()
 
 
+async def until_update(peer: Peer, kind: str) -> None:
+    """Read until a `session/update` of `kind` (or, for "permission", a permission request)."""
+    while True:
+        message = await peer.read()
+        if kind == "permission" and message.get("method") == "session/request_permission":
+            return
+        if message.get("params", {}).get("update", {}).get("sessionUpdate") == kind:
+            return
+
+
+async def cancelled_after(peer: Peer, session: str, request_id: int) -> float:
+    """Seconds from `session/cancel` to the prompt's `cancelled` answer."""
+    started = time.perf_counter()
+    await peer.send("session/cancel", {"sessionId": session}, notify=True)
+    result = await peer.response(request_id)
+    assert result["stopReason"] == "cancelled", result
+    return time.perf_counter() - started
+
+
+CANCEL_MOMENTS = {
+    "cold": "turn start, cold",
+    "build": "turn start, warm",
+    "stream": "first model stream",
+    "approval": "approval pending",
+}
+"""Where a cancel lands besides a running command (`deepacp_turns`), each a row: 0.5 s
+after the first prompt of a fresh process (the harness still loading); 0.05 s after the
+first prompt of a session once the harness is loaded (its agent being built); at the first
+streamed chunk; while a permission question waits for the user."""
+
+
+async def cancel_moments(env: dict, cwd: Path) -> dict[str, float]:
+    """`session/cancel` -> the prompt's `cancelled` answer, at each of `CANCEL_MOMENTS`."""
+    new = {"cwd": str(cwd), "mcpServers": []}
+    took: dict[str, float] = {}
+    peer = await Peer.spawn(DEEPACP, env, cwd)
+    try:  # the issue's case: the harness still loading, no model call yet
+        await peer.request("initialize", INIT)
+        session = (await peer.request("session/new", new))["sessionId"]
+        request_id = await peer.send("session/prompt", text_prompt(session, "cold start"))
+        await asyncio.sleep(0.5)
+        took["cold"] = await cancelled_after(peer, session, request_id)
+    finally:
+        await peer.close()
+    peer = await Peer.spawn(DEEPACP, env, cwd)
+    try:
+        await peer.request("initialize", INIT)
+        warm = (await peer.request("session/new", new))["sessionId"]
+        await peer.request("session/prompt", text_prompt(warm, "warm up"))
+        session = (await peer.request("session/new", new))["sessionId"]  # its graph: not yet
+        request_id = await peer.send("session/prompt", text_prompt(session, "build"))
+        await asyncio.sleep(0.05)
+        took["build"] = await cancelled_after(peer, session, request_id)
+        session = (await peer.request("session/new", new))["sessionId"]
+        request_id = await peer.send("session/prompt", text_prompt(session, "stream"))
+        await until_update(peer, "agent_message_chunk")
+        took["stream"] = await cancelled_after(peer, session, request_id)
+        session = (await peer.request("session/new", new))["sessionId"]
+        peer.hold_permissions = True
+        request_id = await peer.send("session/prompt", text_prompt(session, "approve"))
+        await until_update(peer, "permission")
+        took["approval"] = await cancelled_after(peer, session, request_id)
+    finally:
+        await peer.close()
+    return took
+
+
+def cancel_script(path: Path) -> Path:
+    """A turn for each prompt of `cancel_moments`, taken by the prompt's text."""
+    write = {"id": "w", "name": "write_file", "args": {"file_path": "new.txt", "content": "x"}}
+    turns = [
+        {"content": "started", "when": "cold start"},
+        {"content": "ready", "when": "warm up"},
+        {"content": "built", "when": "build"},
+        {"content": "streamed words " * 400, "delay_ms": 20, "when": "stream"},
+        {"tool_calls": [write], "when": "approve"},
+    ]
+    path.write_text(json.dumps({"turns": turns}))
+    return path
+
+
 def turn_script(path: Path) -> Path:
     turns = [
         {"content": "hi there"},
@@ -307,7 +395,9 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--peers", type=Path, default=Path(__file__).parent / "peers")
     parser.add_argument("--peer-python", help="a Python with deepagents-acp installed")
-    parser.add_argument("--only", choices=["load"], help="run only the session/load probes")
+    parser.add_argument(
+        "--only", choices=["load", "cancel"], help="run only the session/load or cancel probes"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -322,8 +412,12 @@ async def main() -> None:
         huge = long_script(root / "huge.json", 124, prompts=20)
         env_huge = {**env, "DEEPACP_MODEL": f"scripted:{huge}"}
 
+        env_cancel = {**env, "DEEPACP_MODEL": f"scripted:{cancel_script(root / 'cancel.json')}"}
         rows: list[tuple[str, str]] = []
         turns: list[dict[str, float]] = []
+        cancels: list[dict[str, float]] = []
+        if args.only in (None, "cancel"):
+            cancels = [await cancel_moments(env_cancel, cwd) for _ in range(args.runs)]
         if args.only is None:
             starts = [await time_start(DEEPACP, env_turns, cwd, True) for _ in range(args.runs)]
             turns = [await deepacp_turns(env_turns, cwd) for _ in range(args.runs)]
@@ -338,10 +432,16 @@ async def main() -> None:
                 ("prompt -> first chunk (warm)", ms(_median(turns, "warm"))),
                 ("cancel -> prompt response (sleep 30 running)", ms(_median(turns, "cancel"))),
             ]
+        for key, moment in CANCEL_MOMENTS.items() if cancels else ():
+            rows.append((f"cancel -> prompt response ({moment})", ms(_median(cancels, key))))
         for label, load_env, prompts in (
-            ("one turn", env_turns, 1),
-            ("500 messages", env_long, 2),
-            ("5,000 messages", env_huge, 20),
+            (
+                ("one turn", env_turns, 1),
+                ("500 messages", env_long, 2),
+                ("5,000 messages", env_huge, 20),
+            )
+            if args.only != "cancel"
+            else ()
         ):
             loads, replayed = await time_load(load_env, cwd, args.runs, prompts)
             rows.append((f"session/load, {label} ({replayed} updates)", ms(loads["transcript"])))

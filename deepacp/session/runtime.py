@@ -222,8 +222,9 @@ class Session:
 
             wanted = (self.record.model, self.effort)
             model = self._model if self._model_of == wanted and not self._fresh_model else None
-            if model is None:
-                model = self.model_factory(self.record.model or "", effort=self.effort)
+            if model is None:  # off the event loop, as the build below: a cancel is heard
+                spec = self.record.model or ""
+                model = await asyncio.to_thread(self.model_factory, spec, effort=self.effort)
             self._model_of, self._fresh_model = wanted, True
             profile = getattr(model, "profile", None) or {}
             self._window = profile.get("max_input_tokens")
@@ -239,7 +240,8 @@ class Session:
                 from deepacp.harness.background import InProcessTasks
 
                 self.background = InProcessTasks(on_end=self._background_ended)
-            self._graph = build_session_agent(
+            self._graph = await asyncio.to_thread(  # a quarter second of CPU, or more
+                build_session_agent,
                 model,
                 self.backend,
                 self.policy,
@@ -660,10 +662,10 @@ class Session:
         )
 
     async def _run(self, content: str | list[dict]) -> StopReason:
+        graph = await self.graph()  # first: it waits for the harness thread to import these
         from deepacp.session.interrupts import InterruptResolver
         from deepacp.session.turn import Turn
 
-        graph = await self.graph()
         await self._report_sandbox()  # faces that announce nothing hear of it here
         resolver = InterruptResolver(self.policy, self.handler, self.backend, self.hooks)
         turn = Turn(

@@ -11,6 +11,7 @@ triggers one retry with a strictly smaller view.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
@@ -258,39 +259,43 @@ class SummarizationMiddleware(AgentMiddleware):
         trigger, keep = int(window * TRIGGER_FRACTION), int(window * KEEP_FRACTION)
         system, tools = request.system_message, request.tools
 
-        def size(view: list[AnyMessage]) -> int:
-            return self._tokens(view, system, tools)
+        async def size(view: list[AnyMessage]) -> int:
+            # Off the event loop: the tools' schemas alone take a tenth of a second to
+            # count, a long thread's first count far more, and a cancel must be heard.
+            return await asyncio.to_thread(self._tokens, view, system, tools)
 
         view = render(messages, event)
         new_event: SummaryEvent | None = None
         with state_scope(state_files(request.state)) as scope:
-            if size(view) >= trigger:
+            current = await size(view)
+            if current >= trigger:
                 view = clip_old_arguments(view, max(0, len(view) - 2))
-            if size(view) >= trigger:
+                current = await size(view)
+            if current >= trigger:
                 await self._compacting("auto")
-            if size(view) >= trigger and (
-                new_event := await self.summarize(
+                new_event = await self.summarize(
                     request.model, messages, event, keep_tokens=keep, thread_id=_thread_id()
                 )
-            ):
-                view = render(messages, new_event)
+                if new_event:
+                    view = render(messages, new_event)
             try:
                 response = await handler(request.override(messages=view))
             except Exception as exc:
                 if not context_overflow(exc):
                     raise
+                current = await size(view)
                 retry = await self.summarize(
                     request.model,
                     messages,
                     new_event or event,
-                    keep_tokens=min(keep, size(view) // 4),
+                    keep_tokens=min(keep, current // 4),
                     thread_id=_thread_id(),
                 )
                 smaller = render(messages, retry) if retry else None
-                if smaller is None or size(smaller) >= size(view):
+                if smaller is None or await size(smaller) >= current:
                     raise ContextTooLargeError(
                         "the request does not fit the model's context window even after "
-                        f"summarizing (about {size(view)} tokens; the last message alone "
+                        f"summarizing (about {current} tokens; the last message alone "
                         f"is {count_tokens_approximately(messages[-1:])})"
                     ) from None
                 new_event = retry
