@@ -91,3 +91,42 @@ async def test_cancel_while_a_permission_is_pending(agent_factory, model_request
         assert agent.client.cards()["w"]["statuses"][-1] == "failed"
         assert (await agent.prompt(session, "go on")).stop_reason == "end_turn"
         assert_history_valid(model_requests()[-1])
+
+
+async def prompts_sent(agent, count: int) -> None:
+    """Wait until the client has written `count` `session/prompt`s (a cancel sent before
+    the last would cancel nothing)."""
+    await wait_for(
+        lambda: list(agent.wire.outgoing_methods.values()).count("session/prompt") >= count
+    )
+
+
+async def test_cancel_as_the_first_turn_starts(agent_factory, model_requests) -> None:
+    # Right behind the first prompt of a fresh process: the harness is still loading and
+    # the model has not been called (the benchmark times it: benchmarks/acp_latency.py).
+    async with agent_factory([{"content": "a later answer"}]) as agent:
+        session = await agent.new_session()
+        task = asyncio.create_task(agent.prompt(session, "hello"))
+        await prompts_sent(agent, 1)
+        await agent.conn.cancel(session_id=session)
+        assert (await task).stop_reason == "cancelled"
+        assert not model_requests()
+        assert (await agent.prompt(session, "again")).stop_reason == "end_turn"
+        assert agent.client.text().endswith("a later answer")
+        assert_history_valid(model_requests()[-1])
+
+
+async def test_cancel_while_a_session_builds_its_agent(agent_factory, model_requests) -> None:
+    # The harness is loaded (a first session ran a turn); a new session's first prompt
+    # builds its agent (and its own scripted model), and the cancel lands then.
+    async with agent_factory([{"content": "an answer"}]) as agent:
+        assert (await agent.prompt(await agent.new_session(), "warm up")).stop_reason == "end_turn"
+        session = await agent.new_session()
+        task = asyncio.create_task(agent.prompt(session, "hello"))
+        await prompts_sent(agent, 2)
+        await agent.conn.cancel(session_id=session)
+        assert (await task).stop_reason == "cancelled"
+        assert len(model_requests()) == 1
+        assert (await agent.prompt(session, "again")).stop_reason == "end_turn"
+        assert agent.client.text(session) == "an answer"
+        assert_history_valid(model_requests()[-1])
