@@ -39,13 +39,15 @@ class Lifetime:
         self._deadline: float | None = None
 
     def run(self, serve: Callable[[Lifetime], Awaitable[None]]) -> NoReturn:
-        """Run `serve(self)` on a new event loop, then exit the process (status 1 if it
-        failed). The loop is never closed: what is left on it ends with the process."""
+        """Run `serve(self)` on a new event loop, then exit the process; what `serve`
+        raises is raised here (the command line reports it). The loop is never closed:
+        what is left on it ends with the process."""
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        exit_now(loop.run_until_complete(self._main(serve)))
+        loop.run_until_complete(self._main(serve))
+        exit_now(0)
 
-    async def _main(self, serve: Callable[[Lifetime], Awaitable[None]]) -> int:
+    async def _main(self, serve: Callable[[Lifetime], Awaitable[None]]) -> None:
         self._serving = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for sig in SIGNALS:
@@ -54,10 +56,6 @@ class Lifetime:
             await serve(self)
         except asyncio.CancelledError:  # a signal before there was anything to shut down
             pass
-        except Exception:
-            log.exception("deepacp --stdio failed")
-            return 1
-        return 0
 
     def _signalled(self, sig: signal.Signals) -> None:
         if self._serving is None:
