@@ -3,8 +3,9 @@
 An editor that quits closes the agent's stdin and sends SIGTERM, often at once; after
 `nvim -c qa!` the agent was found alive minutes later (issue 34). Each run starts the real
 binary, brings it to a state (idle after a turn; a command running; a `session/load` under
-way while the harness loads; an MCP server connected and a command running), then ends its
-input and sends SIGTERM: input first, signal first (a random moment apart), or at once.
+way while the harness loads; an MCP server connected and a command running; an MCP server
+that ignores SIGTERM and its closed input, with a child), then ends its input and sends
+SIGTERM: input first, signal first (a random moment apart), or at once.
 Every run must see the process gone within `EXIT_WITHIN` seconds of the first of the two,
 and every process it started (each in a session of its own) gone too; then one fresh
 process loads every session and finds each one's turn.
@@ -29,7 +30,7 @@ import pytest
 
 from tests.support.acp import DEEPACP
 from tests.support.reliability import MCP_SERVER, size
-from tests.support.waits import marked, marked_pids, pid_alive, wait_for
+from tests.support.waits import MARK_VARIABLE, marked, marked_pids, pid_alive, wait_for
 
 SEED = 34
 EXIT_WITHIN = 2.0
@@ -38,7 +39,8 @@ HANG_AFTER = 15.0
 SPREAD = 0.3
 """At most this many seconds between the two events, when one comes first."""
 ORDERS = ("input, then SIGTERM", "SIGTERM, then input", "at once")
-STATES = ("idle", "command running", "loading", "MCP server and command")
+STATES = ("idle", "command running", "loading", "MCP server and command", "stubborn MCP server")
+STUBBORN_MCP = str(Path(__file__).with_name("stubborn_mcp.py"))
 
 
 class Editor:
@@ -191,6 +193,9 @@ async def bring_to(state: str, runs: Runs, n: int) -> Editor:
         turns = [{"tool_calls": [{"id": f"m{n}", "name": "notes_whoami", "args": {}}]}]
         turns.append({"tool_calls": [command]})
         servers = [{"name": "notes", "command": sys.executable, "args": [MCP_SERVER], "env": []}]
+    elif state == "stubborn MCP server":  # connected before the turn's model call
+        server = {"name": "stubborn", "command": sys.executable, "args": [STUBBORN_MCP]}
+        servers = [{**server, "env": [{"name": MARK_VARIABLE, "value": mark}]}]
     editor = await Editor.start(runs.home, runs.workspace, turns)
     await editor.initialize()
     session_id = await editor.new_session(runs.workspace, servers)
@@ -198,7 +203,7 @@ async def bring_to(state: str, runs: Runs, n: int) -> Editor:
     prompt = f"turn {n} ({state})"
     reply = await editor.prompt(session_id, prompt)
     runs.turns.append((session_id, prompt))
-    if state == "idle":
+    if state in ("idle", "stubborn MCP server"):
         await asyncio.wait_for(reply, 60)
         await asyncio.sleep(runs.rng.uniform(0, 0.2))
     else:
@@ -272,6 +277,8 @@ async def test_the_server_ends_with_what_it_started_whatever_the_order(
     for n, order in enumerate([o for o in ORDERS for _ in range(rounds)], start=1):
         editor = await bring_to(state, runs, n)
         started_sessions = sessions_started_by(editor.process.pid)
+        if state not in ("idle", "loading"):
+            t.record(bool(started_sessions), f"run {n}: no command or server was running")
         took = await end(editor, order, runs)
         runs.exits.append(took)
         t.record(took <= EXIT_WITHIN, f"run {n} ({order}): the server took {took:.2f} s to end")
