@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "doctor":
             from deepacp.doctor import run_doctor
 
-            return run_doctor(args.model)
+            return run_doctor(args.model, args.server)
         if args.command == "demo":
             from deepacp.demo import run_demo
 
