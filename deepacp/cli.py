@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "doctor":
             from deepacp.doctor import run_doctor
 
-            return run_doctor(args.model)
+            return run_doctor(args.model, args.server)
         if args.command == "demo":
             from deepacp.demo import run_demo
 
@@ -160,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().print_help()
         return 0
     except DeepacpError as exc:
-        print(f"deepacp: {exc}", file=sys.stderr)
+        from deepacp.secrets import redact
+
+        print(f"deepacp: {redact(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -146,6 +146,7 @@ def database_checks() -> list[Check]:
         return []  # a broken config.toml is reported with the model
     if url is None:
         return []
+    from deepacp.exposure import database_exposure
     from deepacp.session.migrations import LATEST, schema_version
     from deepacp.session.postgres import PostgresStore
 
@@ -154,11 +155,13 @@ def database_checks() -> list[Check]:
         with store.connect() as conn:
             version = schema_version(conn)
             server = conn.info.server_version
+            exposed = database_exposure(conn, url)
     except StoreError as exc:
         return [Check(False, str(exc))]
     checks = [
         Check(True, f"session database {store.where} is reachable (PostgreSQL {server // 10000})")
     ]
+    checks += [Check(True, problem, warn=True) for problem in exposed]
     if version == LATEST:
         checks.append(Check(True, f"session database schema version {version}"))
     elif version < LATEST:
@@ -180,6 +183,45 @@ def database_checks() -> list[Check]:
             )
         )
     return checks
+
+
+def langgraph_checks(url: str | None) -> list[Check]:
+    """With `--server`: whether that LangGraph server lets in only the holder of its token,
+    and takes ours."""
+    if url is None:
+        return []
+    import httpx
+
+    from deepacp.exposure import STUDIO, server_status
+    from deepacp.session.threads import TOKEN_VARIABLE, token_headers
+
+    ours = token_headers()
+    try:
+        anyone = {server_status(url), server_status(url, STUDIO)}
+        status = server_status(url, ours) if ours else None
+    except httpx.HTTPError as exc:
+        return [Check(False, f"the LangGraph server at {url} is not reachable ({exc})")]
+    if not anyone <= {401, 403}:
+        return [
+            Check(
+                True,
+                f"the LangGraph server at {url} answers without a token, and every account on "
+                f"this machine can reach its port: start it with {TOKEN_VARIABLE} set (README: "
+                "The harness on a LangGraph server) and set the same here",
+                warn=True,
+            )
+        ]
+    if status is None:
+        return [Check(False, f"the LangGraph server at {url} wants a token: set {TOKEN_VARIABLE}")]
+    if status in (401, 403):
+        return [
+            Check(
+                False,
+                f"the LangGraph server at {url} refuses {TOKEN_VARIABLE}: set it to the token "
+                "the server was started with",
+            )
+        ]
+    return [Check(True, f"the LangGraph server at {url} lets in only the holder of its token")]
 
 
 def server_check() -> Check:
@@ -211,12 +253,13 @@ def snippet(editor: str) -> str:
     return f"You seem to be in {name}. Put this in {where}:\n\n{text}"
 
 
-def run_doctor(model_flag: str | None = None) -> int:
+def run_doctor(model_flag: str | None = None, server: str | None = None) -> int:
     checks = [Check(sys.version_info >= (3, 11), f"Python {sys.version.split()[0]}")]
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in PACKAGES)
     checks.append(Check(True, f"deepacp {__version__} ({versions})"))
     checks += model_checks(model_flag)
     checks += [ripgrep_check(), sandbox_check(), *home_checks(), *database_checks()]
+    checks += langgraph_checks(server)
     checks.append(server_check())
     for check in checks:
         print(f"{check.label} {check.text}")

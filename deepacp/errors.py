@@ -55,3 +55,7 @@ class RemoteUnavailable(DeepacpError):
 
 class ServerUnavailable(DeepacpError):
     """The LangGraph server a session runs on (`--server`) cannot be reached."""
+
+
+class QueueFull(DeepacpError):
+    """A session already holds as many waiting prompts (or steered messages) as it keeps."""

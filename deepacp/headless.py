@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 from deepacp.backends.sandbox import SandboxPolicy
 from deepacp.config import Effort, deepacp_home, parse_effort, sandbox_policy
 from deepacp.diffs import unified_diff
+from deepacp.errors import DeepacpError
 from deepacp.events import (
     ASK_IN_CHAT,
     GOAL_ENTRY,
@@ -27,8 +29,12 @@ from deepacp.events import (
     ToolOutput,
     ToolStarted,
 )
+from deepacp.logs import WithoutTraceback, configure
 from deepacp.models import check_provider, configured_spec
+from deepacp.secrets import redact
 from deepacp.session.modes import Mode, parse_mode
+
+log = logging.getLogger(__name__)
 
 YES_ALWAYS_NO: dict[str, PermissionKind] = {"y": "allow_once", "a": "allow_always"}
 
@@ -185,6 +191,26 @@ def run_headless(
     level = parse_effort(effort, "--effort") if effort is not None else None
     policy = sandbox_policy(sandbox)
     goal = goal.strip() if goal else None
-    return asyncio.run(
-        _run(prompt, workspace, spec, parse_mode(mode), level, policy, goal, remote, server)
-    )
+    held = WithoutTraceback()
+    log_file = configure("run", terminal=held)
+    failed = False
+    try:
+        return asyncio.run(
+            _run(prompt, workspace, spec, parse_mode(mode), level, policy, goal, remote, server)
+        )
+    except Exception as exc:  # a provider's error among them: it may echo the key back
+        failed = True
+        if not isinstance(exc, DeepacpError):
+            log.exception("deepacp run failed")
+        print(f"deepacp: {redact(first_line(exc))}", file=sys.stderr)
+        return 2 if isinstance(exc, DeepacpError) else 1
+    finally:
+        if (failed or held.held) and log_file is not None:
+            print(f"deepacp: the details are in {log_file}", file=sys.stderr)
+
+
+def first_line(exc: Exception) -> str:
+    """What a failed run prints: our errors' message; another's type too (the first line:
+    the rest, a provider's whole answer, say, is in the log)."""
+    lines = str(exc).strip().splitlines() or [""]
+    return lines[0] if isinstance(exc, DeepacpError) else f"{type(exc).__name__}: {lines[0]}"

@@ -1,5 +1,7 @@
 """Server logs: stderr (what the editor's log panel shows) and a rotating file under
-`$DEEPACP_HOME/logs/` (what `deepacp doctor` points to), with secrets redacted."""
+`$DEEPACP_HOME/logs/` (what `deepacp doctor` points to), with secrets redacted. On a
+terminal (`deepacp run`) stderr gets one line per record and no traceback: those stay in
+the file."""
 
 from __future__ import annotations
 
@@ -33,6 +35,29 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+class TerminalLines(logging.Formatter):
+    """A record as one line for a person at a terminal: its message's first line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        lines = record.getMessage().splitlines() or [""]
+        return f"deepacp: {record.levelname.lower()}: {lines[0]}"
+
+
+class WithoutTraceback(logging.Filter):
+    """Keeps records that carry a traceback off the terminal (the file has them; the error
+    they end in says where it is), and counts them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info:
+            self.held += 1
+            return False
+        return True
+
+
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """Each new log file (the first, and every one after a rollover) is 0600."""
 
@@ -41,8 +66,10 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         return super()._open()
 
 
-def configure(face: str) -> Path | None:
-    """Log to stderr and to the rotating file; returns the file's path (None if unwritable)."""
+def configure(face: str, terminal: WithoutTraceback | None = None) -> Path | None:
+    """Log to stderr and to the rotating file; returns the file's path (None if unwritable).
+    With `terminal`, stderr is a person's terminal: one line a record, tracebacks held back
+    by `terminal` (which counts them)."""
     level = os.environ.get("DEEPACP_LOG_LEVEL", "INFO").upper()
     root = logging.getLogger()
     root.setLevel(level)
@@ -50,6 +77,8 @@ def configure(face: str) -> Path | None:
     form = logging.Formatter(f"%(asctime)s {face} %(levelname)s %(name)s: %(message)s")
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    if terminal is not None:
+        stderr.addFilter(terminal)  # before the redactor, which folds the traceback in
     handlers: list[logging.Handler] = [stderr]
     path: Path | None = log_path()
     try:
@@ -60,6 +89,8 @@ def configure(face: str) -> Path | None:
         handler.setFormatter(form)
         handler.addFilter(redactor)
         root.addHandler(handler)
+    if terminal is not None:
+        stderr.setFormatter(TerminalLines())
     return path
 
 

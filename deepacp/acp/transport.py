@@ -3,8 +3,9 @@
 Malformed frames get a JSON-RPC error (`id: null` when no id can be read) instead of
 killing the connection: invalid JSON or UTF-8 or nesting too deep to parse (-32700), a
 frame that is not an object or not a valid envelope (-32600), a frame over the size limit
-(-32600, skipped unread). An error object never carries `"data": null` (the SDK writes
-one for every error without data; some clients index `error.data` and hang on null).
+(-32600, skipped unread; under the frame's own id where its head shows it: `frames.py`).
+An error object never carries `"data": null` (the SDK writes one for every error without
+data; some clients index `error.data` and hang on null).
 Implements the SDK's message-level `Transport` (send / receive / close) without importing it.
 Messages sent in one go (a replay of thousands of updates) leave in one write per
 `FLUSH_BYTES`, not a system call each; a lone message leaves when the event loop next runs,
@@ -23,9 +24,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from deepacp.acp.frames import HEAD_BYTES, MAX_FRAME_BYTES, Oversized
+
 log = logging.getLogger(__name__)
 
-MAX_FRAME_BYTES = 64 * 1024 * 1024
 _READ_CHUNK = 1 << 20
 FLUSH_BYTES = 1 << 16
 """Messages sent at once go out together up to this size (then the writer is drained)."""
@@ -183,6 +185,12 @@ class StdioTransport:
             line = await self._read_frame()
             if line is None:
                 return None
+            if isinstance(line, Oversized):
+                log.warning("skipped a %d-byte frame (limit %d)", line.size, MAX_FRAME_BYTES)
+                if line.answers_us:
+                    return line.as_response()
+                await self._reply(error_response(line.request_id, -32600, line.refusal))
+                continue
             if not line.strip():
                 continue
             try:
@@ -207,37 +215,29 @@ class StdioTransport:
         except ConnectionError:
             pass
 
-    async def _read_frame(self) -> bytes | None:
-        """One line; an oversized line is skipped whole and answered with an error."""
+    async def _read_frame(self) -> bytes | Oversized | None:
+        """One line; an oversized line is skipped whole, only its head kept."""
         chunks: list[bytes] = []
+        head = b""
         size = 0
         while True:
+            ended = True
             try:
                 chunk = await self._reader.readuntil(b"\n")
             except asyncio.IncompleteReadError as exc:
                 chunk = exc.partial
-                if not chunk and not chunks:
+                if not chunk and not size:
                     return None
-                return b"".join(chunks) + chunk if size + len(chunk) <= MAX_FRAME_BYTES else b""
             except asyncio.LimitOverrunError as exc:
-                chunk = await self._reader.readexactly(exc.consumed)
-                size += len(chunk)
-                if size <= MAX_FRAME_BYTES:
-                    chunks.append(chunk)
-                else:
-                    chunks = []
-                continue
+                chunk, ended = await self._reader.readexactly(exc.consumed), False
+            head = head or chunk[:HEAD_BYTES]
             size += len(chunk)
-            if size > MAX_FRAME_BYTES:
-                log.warning("dropped a %d-byte frame (limit %d)", size, MAX_FRAME_BYTES)
-                await self._reply(
-                    error_response(
-                        None, -32600, f"Invalid Request: frame over {MAX_FRAME_BYTES} bytes"
-                    )
-                )
-                return b""
-            chunks.append(chunk)
-            return b"".join(chunks)
+            if size <= MAX_FRAME_BYTES:
+                chunks.append(chunk)
+            else:
+                chunks.clear()
+            if ended:
+                return b"".join(chunks) if size <= MAX_FRAME_BYTES else Oversized.of(head, size)
 
     async def close(self) -> None:
         async with self._lock:

@@ -1,12 +1,18 @@
 """One turn at a time: prompts that arrive while a turn runs wait in order (queued), and
-messages steered into the running turn wait for its next model call."""
+messages steered into the running turn wait for its next model call. Each waits holding its
+whole content, so a session keeps at most `MAX_WAITING` of either: more are refused."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
 
+from deepacp.errors import QueueFull
+
 Content = str | list[dict]
+MAX_WAITING = 32
+"""Prompts a session keeps queued (and messages steered in) at once: far more than a person
+types during one turn; a client that sends more is refused, not given all our memory."""
 
 
 class TurnQueue:
@@ -33,6 +39,11 @@ class TurnQueue:
         tells the user it waits); False when a cancel dropped it first."""
         if self.take():
             return True
+        if len(self._waiting) >= MAX_WAITING:
+            raise QueueFull(
+                f"{MAX_WAITING} prompts already wait in this session, the most it queues: "
+                "send this one when the turn ends, or cancel the turn"
+            )
         gate: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiting.append(gate)
         try:
@@ -71,6 +82,11 @@ class TurnQueue:
     def steer(self, content: Content) -> bool:
         """Keep a message for the running turn's next model call; False when none runs."""
         if self.busy:
+            if len(self._steering) >= MAX_WAITING:
+                raise QueueFull(
+                    f"{MAX_WAITING} messages already wait for the running turn's next model "
+                    "call, the most it takes: send this one after that call, or cancel the turn"
+                )
             self._steering.append(content)
         return self.busy
 

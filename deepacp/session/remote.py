@@ -26,7 +26,12 @@ from langgraph.types import Command, Interrupt
 from deepacp.errors import TurnError
 from deepacp.harness.contracts import ApprovalInterrupt, parse_interrupt, signal_from_json
 from deepacp.session.approvals import ApprovalPolicy
-from deepacp.session.threads import RunSettings, ServerThreads, server_thread_id
+from deepacp.session.threads import (
+    RunSettings,
+    ServerThreads,
+    server_errors,
+    server_thread_id,
+)
 
 GRAPH_ID = "deepacp"
 """The graph's name in langgraph.json."""
@@ -119,8 +124,6 @@ class ServerGraph:
     ) -> AsyncIterator[tuple[tuple[str, ...], str, Any]]:
         """Run the graph on the thread and stream `(namespace, mode, data)` like a local
         graph does; cancelling the stream cancels the server's run."""
-        import httpx
-
         thread_id, run_config = self._config(config)
         resume = isinstance(payload, Command)
         command: Any = {"resume": to_json(payload.resume)} if resume else None
@@ -157,7 +160,7 @@ class ServerGraph:
             if run_id is not None:
                 await asyncio.shield(self._cancel(thread_id, run_id))
             raise
-        except httpx.TransportError as exc:
+        except server_errors() as exc:
             raise self.threads.unavailable(exc) from None
 
     def _note_asked(self, interrupts: list[Interrupt]) -> None:
@@ -174,12 +177,10 @@ class ServerGraph:
         await self.client.runs.cancel(thread_id, run_id, wait=True)
 
     async def aget_state(self, config: dict[str, Any]) -> ServerState:
-        import httpx
-
         thread_id, _ = self._config(config)
         try:
             state = await self.client.threads.get_state(thread_id)
-        except httpx.TransportError as exc:
+        except server_errors() as exc:
             raise self.threads.unavailable(exc) from None
         raw = state.get("values")
         values = dict(raw) if isinstance(raw, dict) else {}
@@ -195,12 +196,10 @@ class ServerGraph:
     async def aupdate_state(
         self, config: dict[str, Any], values: dict[str, Any], as_node: str | None = None
     ) -> None:
-        import httpx
-
         thread_id, _ = self._config(config)
         try:
             await self.client.threads.update_state(thread_id, to_json(values), as_node=as_node)
-        except httpx.TransportError as exc:
+        except server_errors() as exc:
             raise self.threads.unavailable(exc) from None
 
     async def messages(self, config: dict[str, Any]) -> list[AnyMessage]:

@@ -5,6 +5,7 @@ carries in its config (`RunSettings`), from which the server's graph factory
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,23 @@ from typing import Any
 from deepacp.errors import ConfigError, ServerUnavailable
 from deepacp.session.approvals import ApprovalPolicy
 from deepacp.session.modes import DEFAULT_MODE, Mode, parse_mode
+
+TOKEN_VARIABLE = "DEEPACP_SERVER_TOKEN"
+"""The server's token (`server_auth.py`): where it starts, and where deepacp connects."""
+
+
+def token_headers() -> dict[str, str] | None:
+    """What proves us to the server: its token from our environment, if set."""
+    token = os.environ.get(TOKEN_VARIABLE)
+    return {"Authorization": f"Bearer {token}"} if token else None
+
+
+def server_errors() -> tuple[type[Exception], ...]:
+    """What a call to the server raises when it cannot be used: unreachable, or refused."""
+    import httpx
+    from langgraph_sdk.errors import AuthenticationError, PermissionDeniedError
+
+    return (httpx.TransportError, AuthenticationError, PermissionDeniedError)
 
 
 @dataclass(frozen=True)
@@ -87,10 +105,17 @@ class ServerThreads:
         if self._client is None:
             from langgraph_sdk import get_client
 
-            self._client = get_client(url=self.url, timeout=30)
+            self._client = get_client(url=self.url, timeout=30, headers=token_headers())
         return self._client
 
     def unavailable(self, exc: Exception) -> ServerUnavailable:
+        """One of `server_errors()` as the line the user sees."""
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in (401, 403):
+            return ServerUnavailable(
+                f"the LangGraph server at {self.url} refused deepacp ({status}): set "
+                f"{TOKEN_VARIABLE} here to the token the server was started with"
+            )
         return ServerUnavailable(
             f"the LangGraph server at {self.url} is not reachable ({type(exc).__name__}); "
             "start it with `langgraph dev` in the deepacp checkout, or check --server"
@@ -98,23 +123,20 @@ class ServerThreads:
 
     async def create(self, thread_id: str, metadata: dict[str, Any]) -> None:
         """Make a session's thread on the server (an existing one is kept)."""
-        import httpx
-
         try:
             await self.client.threads.create(
                 thread_id=server_thread_id(thread_id), metadata=metadata, if_exists="do_nothing"
             )
-        except httpx.TransportError as exc:
+        except server_errors() as exc:
             raise self.unavailable(exc) from None
 
     async def delete(self, thread_id: str) -> None:
         """Delete a session's thread; one the server does not have is no error."""
-        import httpx
         from langgraph_sdk.errors import NotFoundError
 
         try:
             await self.client.threads.delete(server_thread_id(thread_id))
         except NotFoundError:
             pass
-        except httpx.TransportError as exc:
+        except server_errors() as exc:
             raise self.unavailable(exc) from None

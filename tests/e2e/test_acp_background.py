@@ -188,11 +188,11 @@ async def test_a_task_running_when_deepacp_was_killed_is_lost_after_a_restart(
         assert text.startswith("Background task bg-s1 is lost.") and "start it again" in text
 
 
-async def task_run_ended(url: str, task_id: str) -> bool:
+async def task_run_ended(server, task_id: str) -> bool:
     """Whether the server's run of background task `task_id` has ended."""
     from langgraph_sdk import get_client
 
-    client = get_client(url=url)
+    client = get_client(url=server.url, headers=server.headers)
     threads = await client.threads.search(metadata={"deepacp_task": task_id}, limit=1)
     if not threads:
         return False
@@ -215,7 +215,7 @@ async def test_a_task_on_the_server_is_seen_finished_after_a_restart(
         remote = {
             "workspace": server.workspace,
             "args": ("--server", server.url),
-            "env": {"DEEPACP_MODEL": ""},  # the server's model is the one that runs
+            "env": {"DEEPACP_MODEL": "", **server.env},  # the server's model is the one that runs
             "home": tmp_path / "client-home",
         }
         async with agent_factory([], **remote) as agent:
@@ -227,7 +227,7 @@ async def test_a_task_on_the_server_is_seen_finished_after_a_restart(
             await agent.process.wait()
             agent.wire.incoming.clear()  # the killed connection may have half-read frames
         # The task goes on on the server while no deepacp runs.
-        while not await task_run_ended(server.url, "bg-s1"):
+        while not await task_run_ended(server, "bg-s1"):
             await asyncio.sleep(0.1)
 
         async with agent_factory([], **remote) as agent:
@@ -260,7 +260,7 @@ async def test_on_the_server_an_update_waits_in_line_and_cancel_stops_it_all(
         remote = {
             "workspace": server.workspace,
             "args": ("--server", server.url),
-            "env": {"DEEPACP_MODEL": ""},
+            "env": {"DEEPACP_MODEL": "", **server.env},
         }
         async with agent_factory([], **remote) as agent:
             session = await agent.new_session()
@@ -275,7 +275,7 @@ async def test_on_the_server_an_update_waits_in_line_and_cancel_stops_it_all(
             assert cards["c1"]["content"][-1].content.text == "Cancelled background task bg-s1."
             assert cards["k1"]["content"][-1].content.text == "Background task bg-s1 cancelled."
             assert plans(agent)[-1] == [f"Background: {BRIEF} (cancelled)"]
-        assert await task_run_ended(server.url, "bg-s1")
+        assert await task_run_ended(server, "bg-s1")
         requests = [json.loads(line) for line in served.read_text().splitlines()]
         tasks = [r for r in requests if r["messages"][0]["content"] == BRIEF]
         assert tasks and not any("also PING" in json.dumps(r) for r in tasks)  # never ran

@@ -42,7 +42,10 @@ async def test_a_full_turn_runs_on_the_server(agent_factory, langgraph_server) -
         target = server.workspace / "a.py"
         target.write_text("import sys\nx = 1\nprint(x)\n")
         async with agent_factory(
-            [], workspace=server.workspace, args=("--server", server.url), env=NO_CLIENT_MODEL
+            [],
+            workspace=server.workspace,
+            args=("--server", server.url),
+            env=NO_CLIENT_MODEL | server.env,
         ) as agent:
             session = await agent.new_session()
             agent.client.answers = ["allow_once", "allow_once"]
@@ -97,7 +100,10 @@ async def test_cancel_cancels_the_server_run_and_the_thread_goes_on(
     requests = tmp_path / "server-requests.jsonl"
     with langgraph_server(turns, record=str(requests)) as server:
         async with agent_factory(
-            [], workspace=server.workspace, args=("--server", server.url), env=NO_CLIENT_MODEL
+            [],
+            workspace=server.workspace,
+            args=("--server", server.url),
+            env=NO_CLIENT_MODEL | server.env,
         ) as agent:
             session = await agent.new_session()
             await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
@@ -131,7 +137,7 @@ def test_a_headless_run_on_the_server_edits_its_file(langgraph_server, tmp_path)
             text=True,
             timeout=120,
             cwd=server.workspace,
-            env={**os.environ, "DEEPACP_HOME": str(tmp_path / "client-home")},
+            env={**os.environ, "DEEPACP_HOME": str(tmp_path / "client-home"), **server.env},
             stdin=subprocess.DEVNULL,
         )
         assert result.returncode == 0, result.stderr
@@ -144,7 +150,10 @@ async def test_a_server_gone_mid_session_is_one_error_at_the_prompt(
 ) -> None:
     with langgraph_server([{"content": "never said"}]) as server:
         async with agent_factory(
-            [], workspace=server.workspace, args=("--server", server.url), env=NO_CLIENT_MODEL
+            [],
+            workspace=server.workspace,
+            args=("--server", server.url),
+            env=NO_CLIENT_MODEL | server.env,
         ) as agent:
             session = await agent.new_session()
             server.stop()

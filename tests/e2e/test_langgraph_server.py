@@ -30,7 +30,7 @@ async def test_an_edit_waits_for_approval_and_the_resumed_run_makes_it(langgraph
     with langgraph_server([EDIT, {"content": "done"}]) as server:
         target = server.workspace / "a.py"
         target.write_text("x = 1\n")
-        client = get_client(url=server.url)
+        client = get_client(url=server.url, headers=server.headers)
         thread = await client.threads.create()
         config = {"configurable": {"workspace": str(server.workspace), "mode": "ask"}}
 
@@ -67,7 +67,7 @@ async def test_plan_mode_from_the_run_config_keeps_the_file(langgraph_server) ->
     with langgraph_server([EDIT, {"content": "planned"}]) as server:
         target = server.workspace / "a.py"
         target.write_text("x = 1\n")
-        client = get_client(url=server.url)
+        client = get_client(url=server.url, headers=server.headers)
         thread = await client.threads.create()
         config = {"configurable": {"workspace": str(server.workspace), "mode": "plan"}}
         parts = await run(

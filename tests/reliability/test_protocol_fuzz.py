@@ -32,7 +32,7 @@ from tests.support.reliability import FULL, Tally, size
 
 SEED = int(os.environ.get("DEEPACP_FUZZ_SEED") or (random.randrange(2**32) if FULL else 2026))
 RESPONSE_TIMEOUT = 10.0
-# Each server starts at roughly 100-250 MB. The storm's largest frames (one over the 64 MB
+# Each server starts at roughly 100-250 MB. The storm's largest frames (one over the 16 MiB
 # frame limit, a few of 4-5 MB) are buffered whole and then freed, and CPython's allocator
 # keeps much of that freed memory mapped, so a leak-free server can end up ~100 MB larger.
 # 200 MB leaves room for that and still fails a server that keeps every frame it was sent
@@ -408,12 +408,11 @@ class AcpStorm(Storm):
         return b"[" * 4 * MB, Expect("4 MB deep nesting", None, "error", -32700)
 
     def over_limit(self) -> tuple[bytes, Expect]:
-        # The transport skips a frame over MAX_FRAME_BYTES unread, so it never learns this
-        # request's id: the answer owed is an Invalid Request error with id null.
+        # The transport skips a frame over MAX_FRAME_BYTES unread but for its head, where the
+        # id is: the answer owed is an Invalid Request error under that id.
         text = "o" * (MAX_FRAME_BYTES + MB)
         params = {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
-        body, _ = self.request("over the frame limit", "session/prompt", params)
-        return body, Expect("over the frame limit", None, "error", -32600)
+        return self.request("over the frame limit", "session/prompt", params, code=-32600)
 
 
 class LspStorm(Storm):

@@ -2,20 +2,25 @@
 file or an error message — wherever they come from: a command that prints the environment,
 a file that holds a key, an MCP server that answers with one (ours, or a credential the
 client gave only to that server), the user's own AGENTS.md, a model that writes one into
-AGENTS.md, a provider error that echoes one."""
+AGENTS.md, a provider error that echoes one (to the editor, or to the terminal of `deepacp run`)."""
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import secrets
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from acp import RequestError
 from acp import schema as S
 
 from deepacp.backends.sandbox import sandbox_problem
+from tests.providers.anthropic_server import AnthropicServer
+from tests.providers.wire import Failure
 from tests.support.acp import DEEPACP
 from tests.support.reliability import MCP_SERVER, notes_server
 
@@ -191,3 +196,33 @@ async def test_secrets_in_live_chunks_urls_clips_stderr_and_commands(
         data = path.read_bytes().decode("utf-8", "replace")
         t.record(not found(data), f"{path.relative_to(home)} holds {found(data)}")
     t.check()
+
+
+def test_a_headless_run_prints_a_provider_error_without_the_key_it_echoes(tmp_path: Path):
+    home = tmp_path / "home"
+    with AnthropicServer([Failure(401, f"invalid x-api-key {ANTHROPIC}")]) as provider:
+        env = {
+            **os.environ,
+            "DEEPACP_HOME": str(home),
+            "ANTHROPIC_BASE_URL": provider.base_url,
+            "ANTHROPIC_API_KEY": ANTHROPIC,
+        }
+        result = subprocess.run(
+            [DEEPACP, "run", "--model", "anthropic:claude-sonnet-4-5", "hello"],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    terminal = result.stdout + result.stderr
+    assert not leaks(terminal), terminal
+    assert "Traceback" not in terminal, terminal
+    assert "invalid x-api-key [redacted]" in result.stderr
+    log = home / "logs" / "deepacp.log"
+    assert result.stderr.endswith(f"deepacp: the details are in {log}\n"), result.stderr
+    assert result.returncode == 2
+    written = log.read_text()
+    assert "Traceback" in written and "invalid x-api-key [redacted]" in written
+    assert not leaks(written)

@@ -5,13 +5,16 @@ Offline, it must not reach out: `LANGGRAPH_CLI_NO_ANALYTICS=1` (the CLI's usage 
 `LANGGRAPH_NO_VERSION_CHECK=true` (the server's PyPI version check) and
 `LANGSMITH_TRACING=false` (no traces to LangSmith). `--allow-blocking`: the harness does
 plain file I/O in its tools, which the dev server would otherwise refuse.
-`--n-jobs-per-worker`: more than one run at a time (see `JOBS`).
+`--n-jobs-per-worker`: more than one run at a time (see `JOBS`). The server is private as
+the README's set-up is: it serves only the holder of its token (`server.env` for deepacp,
+`server.headers` for langgraph-sdk).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -24,6 +27,7 @@ from typing import Any
 import httpx
 import pytest
 
+from deepacp.session.threads import TOKEN_VARIABLE
 from tests.support.acp import write_script
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,6 +51,17 @@ class LangGraphServer:
     script: Path
     log: Path
     process: subprocess.Popen
+    token: str
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What deepacp's environment needs to be let in."""
+        return {TOKEN_VARIABLE: self.token}
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a langgraph-sdk client sends to be let in."""
+        return {"Authorization": f"Bearer {self.token}"}
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -81,11 +96,13 @@ def start_langgraph(tmp_path: Path, turns: list[dict], **extra: Any) -> Iterator
     script = write_script(root / "script.json", turns, **extra)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    token = secrets.token_hex(16)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH", "LANGCHAIN"))},
         **OFFLINE_ENV,
         "DEEPACP_HOME": str(root / "home"),
         "DEEPACP_MODEL": f"scripted:{script}",
+        TOKEN_VARIABLE: token,
     }
     log = root / "server.log"
     command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--allow-blocking"]
@@ -107,7 +124,7 @@ def start_langgraph(tmp_path: Path, turns: list[dict], **extra: Any) -> Iterator
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-    server = LangGraphServer(url, root / "workspace", script, log, process)
+    server = LangGraphServer(url, root / "workspace", script, log, process, token)
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while not _ready(url):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import secrets
 import shutil
 import socket
 import subprocess
@@ -57,25 +58,37 @@ def _server_user() -> pwd.struct_passwd | None:
 class PostgresServer:
     port: int
     folder: Path
+    """Its files, and its socket (`-k`)."""
+    password: str
+    """The superuser's (trust auth asks for none)."""
 
-    def url(self, database: str = "postgres", password: str = "") -> str:
-        auth = f"{SUPERUSER}:{password}" if password else SUPERUSER
-        return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
+    def admin_url(self, database: str = "postgres") -> str:
+        return f"postgresql://{SUPERUSER}:{self.password}@127.0.0.1:{self.port}/{database}"
 
     def new_database(self, password: str = "") -> str:
-        """A new empty database; returns its URL (with `password`, which trust auth ignores)."""
+        """A new empty database, owned by a new role of the same name (no superuser) whose
+        password is `password` (default: a random one); returns its URL as that role."""
         import psycopg
+        from psycopg import sql
 
         name = f"t_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        return self.url(name, password)
+        password = password or secrets.token_hex(12)
+        with psycopg.connect(self.admin_url(), autocommit=True) as conn:
+            role, secret = sql.Identifier(name), sql.Literal(password)
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(role, secret))
+            conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(role, role))
+        return f"postgresql://{name}:{password}@127.0.0.1:{self.port}/{name}"
 
 
 @contextlib.contextmanager
-def running_postgres() -> Iterator[PostgresServer]:
-    """Start a throwaway server on 127.0.0.1 (trust auth, its socket in a temp folder),
-    stop it and delete its files at the end.
+def running_postgres(trusting: bool = False) -> Iterator[PostgresServer]:
+    """Start a throwaway server on 127.0.0.1, stop it and delete its files at the end.
+
+    It is private as the README's set-up is: scram-sha-256 passwords over TCP and the
+    socket, which is in a folder only the server's user enters, and each test's database
+    owned by a role of its own that is no superuser. `trusting`: the README's old set-up
+    instead (trust auth, the socket in a folder every account enters), which doctor must
+    warn about.
 
     We use the system's PostgreSQL (Debian's `postgresql` package, which `.ci/run` installs
     when no server is found) rather than a pip-installed one: the pip builds (pgserver,
@@ -98,17 +111,23 @@ def running_postgres() -> Iterator[PostgresServer]:
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout}{done.stderr}")
 
+    password = secrets.token_hex(12)
+    (folder / "pw").write_text(password)
+    if trusting:
+        folder.chmod(0o755)
+    auth = ["--auth=trust"] if trusting else ["--auth=scram-sha-256", f"--pwfile={folder / 'pw'}"]
     try:
         run(
             str(folder_bin / "initdb"),
-            *("-D", str(data), "-U", SUPERUSER, "--auth=trust", "--no-sync"),
+            *("-D", str(data), "-U", SUPERUSER, *auth, "--no-sync"),
             *("--encoding=UTF8", "--locale=C"),
         )
+        (folder / "pw").unlink()
         options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off"
         pg_ctl = str(folder_bin / "pg_ctl")
         run(pg_ctl, "-D", str(data), "-l", str(folder / "server.log"), "-o", options, "-w", "start")
         try:
-            yield PostgresServer(port, folder)
+            yield PostgresServer(port, folder, password)
         finally:
             run(pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop")
     finally:

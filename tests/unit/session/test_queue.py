@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from deepacp.session.queue import TurnQueue
+import pytest
+
+from deepacp.errors import QueueFull
+from deepacp.session.queue import MAX_WAITING, TurnQueue
 
 
 async def test_queued_prompts_run_in_order_and_a_cancel_drops_them() -> None:
@@ -65,3 +68,33 @@ async def test_a_cancel_while_a_queued_prompt_takes_over_still_stops_it() -> Non
     turns.drop()  # ...and the user cancels before it has started
     assert await queued is False
     assert not turns.busy
+
+
+async def test_a_full_queue_refuses_and_a_cancel_empties_it() -> None:
+    turns = TurnQueue()
+
+    async def acknowledge() -> None:
+        return None
+
+    await turns.claim(acknowledge)
+    waiting = [asyncio.create_task(turns.claim(acknowledge)) for _ in range(MAX_WAITING)]
+    await asyncio.sleep(0)
+    with pytest.raises(QueueFull, match=f"{MAX_WAITING} prompts already wait"):
+        await turns.claim(acknowledge)
+    turns.drop()
+    assert await asyncio.gather(*waiting) == [False] * MAX_WAITING
+    queued_again = asyncio.create_task(turns.claim(acknowledge))  # the places are free again
+    await asyncio.sleep(0)
+    assert not queued_again.done()
+    turns.drop()
+    assert await queued_again is False
+
+
+def test_steering_keeps_a_bounded_number_of_messages() -> None:
+    turns = TurnQueue()
+    turns.busy = True
+    for n in range(MAX_WAITING):
+        assert turns.steer(f"message {n}")
+    with pytest.raises(QueueFull, match="the running turn's next model call"):
+        turns.steer("one too many")
+    assert len(turns.steered()) == MAX_WAITING and turns.steer("room again")
