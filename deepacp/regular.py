@@ -29,7 +29,7 @@ class FileTooLarge(OSError):
 
 def not_regular(path: Path | str) -> NotRegularFile:
     return NotRegularFile(
-        errno.EINVAL, "not a regular file (a device, FIFO or socket is never read)", str(path)
+        errno.EINVAL, "not a regular file: a device, FIFO or socket is never read", str(path)
     )
 
 
