@@ -48,13 +48,16 @@ async def current(backend: Backend, path: str) -> bytes | None:
     A `BackendError` when it cannot be read: it leads outside, it is not a regular file
     (a FIFO is never read), or it is larger than `MAX_KEPT`."""
     try:
-        try:
-            return (await backend.read_text(path)).encode("utf-8")
-        except (NotFoundError, PathError):
-            raise
-        except BackendError:  # not text, or too large: its bytes on disk
-            root, real = on_disk(backend, path)
-            return await asyncio.to_thread(read_file, root, real, MAX_KEPT)
+        return (await backend.read_text(path)).encode("utf-8")
+    except NotFoundError:
+        return None
+    except PathError:
+        raise
+    except BackendError:  # not text, or too large: its bytes on disk
+        pass
+    root, real = on_disk(backend, path)
+    try:
+        return await asyncio.to_thread(read_file, root, real, MAX_KEPT)
     except NotFoundError:
         return None
 
