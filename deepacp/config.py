@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from deepacp.errors import ConfigError
+from deepacp.regular import read_regular
 
 if TYPE_CHECKING:  # the backends load after `initialize` is answered
     from deepacp.backends.sandbox import SandboxPolicy
@@ -50,6 +51,8 @@ DATABASE_SCHEMES = ("postgresql://", "postgres://")
 
 DEFAULT_REWIND_BUDGET = 256 * 2**20
 """Bytes of file copies restore points may keep in all (`[rewind] budget_mb`)."""
+MAX_CONFIG_BYTES = 1 << 20
+"""config.toml is read only if it is a regular file (a link to one is fine) this small."""
 
 
 def deepacp_home() -> Path:
@@ -210,10 +213,12 @@ def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except FileNotFoundError:
         return UserConfig()
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     model = data.get("model")
     models = data.get("models", [])

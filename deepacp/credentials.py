@@ -17,6 +17,7 @@ from typing import Any
 
 from deepacp.config import deepacp_home
 from deepacp.errors import ConfigError
+from deepacp.private import private_dir
 
 SERVICE = "deepacp"
 FILE_NAME = "credentials.json"
@@ -40,8 +41,7 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
 
 def _write(path: Path, data: dict[str, dict[str, Any]]) -> None:
     """Replace the file whole; it is never readable by others, not even for a moment."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path.parent.chmod(0o700)
+    private_dir(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)  # in case a stale temporary file was there with other rights

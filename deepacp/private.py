@@ -1,5 +1,6 @@
 """`$DEEPACP_HOME` is private to its user: folders 0700 and deepacp's own files 0600,
-whoever created them (a home made beforehand with 0755, a log rotated into a new file)."""
+whoever created them (a home made beforehand with 0755, a log rotated into a new file,
+a folder an older version made with the umask's mode)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,49 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 DATABASES = ("sessions.db", "checkpoints.db")
 JOURNALS = ("", "-wal", "-shm")
+OWN_DIRS = (
+    "logs",
+    "locks",
+    "scratch",
+    "writes",
+    "rewind",
+    "rewind/sessions",
+    "rewind/blobs",
+    "cache",
+    "cache/replays",
+    "proposals",
+    "server-scratch",
+)
+"""deepacp's own folders in the home, tightened as the home opens (older versions made
+`rewind/`, `cache/` and the scratch folders with the umask's mode)."""
 
 
 def private_dir(path: Path) -> Path:
-    """Create `path` (and its parents) for our eyes only; tighten it if it exists."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create `path` and every missing folder above it for our eyes only (`mkdir -p`
+    would give those the umask's mode); tighten `path` if it exists."""
+    missing = []
+    folder = path
+    while not folder.is_dir() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+        _tighten(folder, DIR_MODE)  # the umask may have taken bits off
     _tighten(path, DIR_MODE)
     return path
+
+
+def private_home(home: Path) -> Path:
+    """The home, private, with deepacp's own folders in it tightened (a stat each)."""
+    private_dir(home)
+    for name in OWN_DIRS:
+        if not (home / name).is_symlink():
+            _tighten(home / name, DIR_MODE)
+    return home
 
 
 def private_file(path: Path) -> Path:
@@ -62,7 +99,7 @@ def unusable_database(path: Path, exc: BaseException) -> StoreError:
 
 def loose_modes(home: Path) -> list[str]:
     """deepacp's own paths under `home` that others can read, each with the fix."""
-    paths = [home, home / "logs", home / "locks", home / "scratch", home / "writes"]
+    paths = [home, *(home / name for name in OWN_DIRS)]
     paths += [home / f"{db}{suffix}" for db in DATABASES for suffix in JOURNALS]
     paths += sorted((home / "logs").glob("deepacp.log*"))
     problems = []

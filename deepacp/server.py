@@ -17,6 +17,7 @@ from typing import Any
 from deepacp.backends.sandbox import SandboxSetting
 from deepacp.config import deepacp_home, load_config, sandbox_policy
 from deepacp.models import configured_spec, resolve_model
+from deepacp.private import private_dir
 from deepacp.session.approvals import ApprovalPolicy, runs_code_later
 from deepacp.session.threads import RunSettings
 from deepacp.session.workspace import session_backend
@@ -39,7 +40,7 @@ def _run_setup(config: dict[str, Any]) -> tuple[RunSettings, str, Any, ApprovalP
     spec = configured_spec(settings.model or os.environ.get("DEEPACP_MODEL"))
     home = deepacp_home()
     scratch = home / "server-scratch" / str(configurable.get("thread_id"))
-    scratch.mkdir(parents=True, exist_ok=True)
+    private_dir(scratch)
     sandbox = SandboxSetting(sandbox_policy(None), unasked=settings.mode == "accept-edits")
     backend = session_backend(settings.workspace, scratch, home, sandbox=sandbox)
     policy = ApprovalPolicy(

@@ -19,6 +19,7 @@ from deepacp.config import deepacp_home
 from deepacp.credentials import store_key
 from deepacp.errors import ConfigError, ModelConfigError
 from deepacp.models import PROVIDERS, check_provider, configured_spec, split_spec
+from deepacp.private import private_dir
 
 
 def _keyed_providers() -> dict[str, str]:
@@ -62,7 +63,7 @@ def _read_key(prompt: str, read: TextIO, out: TextIO) -> str:
 def _configure_model(spec: str) -> str:
     """Make `spec` the default model in config.toml (on top, so it stays a top-level key)."""
     path = deepacp_home() / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
     path.write_text(f"model = {json.dumps(spec)}\n{existing}", encoding="utf-8")
     return str(path)

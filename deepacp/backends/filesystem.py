@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import heapq
 import os
-import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from deepacp.backends import search
+from deepacp.backends.atomic import keep_write_journal as keep_write_journal
+from deepacp.backends.atomic import replace_file
 from deepacp.backends.base import BaseBackend
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
 from deepacp.backends.globs import GlobError
+from deepacp.backends.nofollow import read_file
 from deepacp.backends.paths import clean_path, confine, to_workspace_path
 from deepacp.backends.protocol import MAX_TEXT_BYTES, Backend, Entry, GrepMatch, GrepQuery
 
 MAX_LS_ENTRIES = 1000
 """`ls` lists the first this many entries by name, and one more to tell there are more."""
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 
 
 def decode_text(data: bytes, path: str) -> str:
@@ -35,70 +35,6 @@ def decode_text(data: bytes, path: str) -> str:
             f"{path} is not UTF-8 text (invalid byte at offset {exc.start}); "
             "it cannot be read or edited as text"
         ) from None
-
-
-_journal: Path | None = None
-
-
-def keep_write_journal(directory: Path) -> None:
-    """Journal every temporary file in `directory` while it exists, and first delete those a
-    killed process left behind: a SIGKILL between writing a temp file and renaming it over
-    its target would otherwise leave it in the workspace. Each session calls it on opening."""
-    global _journal
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for entry in directory.iterdir():
-        pid = entry.name.split("-", 1)[0]
-        if pid.isdigit() and _alive(int(pid)):
-            continue
-        try:
-            left = Path(entry.read_text(encoding="utf-8"))
-            if left.name.startswith(".") and left.name.endswith(".tmp"):  # ours, nothing else
-                left.unlink(missing_ok=True)
-        except OSError:
-            pass
-        entry.unlink(missing_ok=True)
-    _journal = directory
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
-def atomic_write(target: Path, content: str) -> None:
-    """Write through a temporary file and a rename, keeping the old file's permissions."""
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_UMASK
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
-    entry = None
-    if _journal is not None:  # noted before it exists, so no kill can leave it unnoted
-        entry = _journal / f"{os.getpid()}-{secrets.token_hex(8)}"
-        try:
-            entry.write_text(str(tmp), encoding="utf-8")
-        except OSError:  # best effort: a journal gone missing must not stop the write
-            entry = None
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(content)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-    finally:
-        if entry is not None:
-            entry.unlink(missing_ok=True)
 
 
 class FilesystemBackend(BaseBackend):
@@ -147,6 +83,10 @@ class FilesystemBackend(BaseBackend):
             real = self.confined_path(path)
         except OSError as exc:  # a name too long, say: no path, so no rule can match it
             raise PathError(f"{path[:200]}: {exc.strerror or exc}") from None
+        return self._below_root(real)
+
+    def _below_root(self, real: Path) -> str:
+        """The workspace path of `real`, a path `confine` returned."""
         return "" if real == self.root else real.relative_to(self.root).as_posix()
 
     def confined_path(self, path: str) -> Path:
@@ -206,10 +146,7 @@ class FilesystemBackend(BaseBackend):
                 f"{relative} is {info.st_size / 1e6:.1f} MB, too large to read whole; "
                 "use grep to find the lines you need"
             )
-        try:
-            data = real.read_bytes()
-        except OSError as exc:
-            raise BackendError(f"{relative}: {exc.strerror}") from None
+        data = await asyncio.to_thread(read_file, self.root, self._below_root(real), MAX_TEXT_BYTES)
         return decode_text(data, relative)
 
     async def write_text(self, path: str, content: str) -> None:
@@ -221,10 +158,9 @@ class FilesystemBackend(BaseBackend):
         if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
             raise BackendError(f"content for {relative} is larger than {MAX_TEXT_BYTES} bytes")
         try:
-            real.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(real, content)
-        except OSError as exc:
-            raise BackendError(f"cannot write {relative}: {exc.strerror}") from None
+            replace_file(self.root, self._below_root(real), content.encode("utf-8"))
+        except BackendError as exc:
+            raise type(exc)(f"cannot write {exc}") from None
 
     async def delete(self, path: str) -> None:
         relative, real = self._real(path, follow_final=False)

@@ -15,10 +15,12 @@ from pathlib import Path
 import pathspec
 
 from deepacp.backends.globs import filter_matches
+from deepacp.regular import read_regular
 from deepacp.secrets import clip
 
 MAX_LINE_CHARS = 300
 SKIPPED_DIRS = frozenset({".git"})
+MAX_GITIGNORE_BYTES = 1 << 20
 READ_CHUNK = 1 << 20
 """Files are read in pieces of this size."""
 LONG_LINE = 4 << 20
@@ -61,10 +63,13 @@ def match_order(match: GrepMatch) -> tuple[str, int]:
 
 
 def _load_gitignore(directory: Path) -> pathspec.GitIgnoreSpec | None:
+    """The folder's .gitignore; none if it is not a regular file (a link to a device or a
+    FIFO is never read) or is larger than `MAX_GITIGNORE_BYTES`."""
     try:
-        text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        data = read_regular(directory / ".gitignore", MAX_GITIGNORE_BYTES)
     except OSError:
         return None
+    text = data.decode("utf-8", errors="replace")
     return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
 

@@ -1,5 +1,12 @@
 """ripgrep: file listing and grep through the `rg` binary, its output streamed and cut
-(never held whole), in the same order and with the same filters as the Python search."""
+(never held whole), in the same order and with the same filters as the Python search.
+
+rg reads every `.gitignore` it meets, whatever it is; a repository can make one a link to
+`/dev/zero` (rg would eat the machine's memory), to a pipe or a FIFO (rg would wait
+forever). So rg runs in a session of its own (no terminal to read), with a memory bound,
+and when it dies of something but our own kill, or is silent for `RG_SILENCE` seconds,
+`RipgrepFailed` says so and the caller searches in Python, which reads regular files
+only."""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ import functools
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from deepacp.backends.errors import BackendError
@@ -31,6 +38,16 @@ RG_SYNTAX = (
     "((?=…), (?!…), (?<=…), (?<!…)) and no backreferences (\\1); rewrite the pattern "
     "without them, or search for a simpler pattern and read the matches"
 )
+
+
+RG_SILENCE = 10.0
+"""Seconds rg may go without a byte of output before it is taken for stuck."""
+RG_MEMORY = 2 << 30
+"""rg's heap at most (Linux: RLIMIT_DATA); files it maps to read do not count."""
+
+
+class RipgrepFailed(Exception):
+    """rg died or got stuck (a hostile `.gitignore`, say): search without it."""
 
 
 @functools.cache
@@ -68,8 +85,11 @@ async def _rg(root: Path, args: list[str]) -> AsyncIterator[asyncio.subprocess.P
         stderr=asyncio.subprocess.PIPE,
         stdin=asyncio.subprocess.DEVNULL,
         limit=2 * RG_MAX_COLUMNS + 65536,
+        start_new_session=True,
     )
+    _bound_memory(proc.pid)
     assert proc.stdout is not None
+    killed = False
     try:
         yield proc
     finally:
@@ -78,7 +98,28 @@ async def _rg(root: Path, args: list[str]) -> AsyncIterator[asyncio.subprocess.P
         if not proc.stdout.at_eof() and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
+                killed = True
         await proc.wait()
+    status = proc.returncode or 0
+    if status < 0 and not killed:
+        raise RipgrepFailed(f"rg died of signal {-status}")
+
+
+def _bound_memory(pid: int) -> None:
+    """Limit rg's heap (where the kernel can: Linux); it is set just after rg starts,
+    which is early enough: the limit stops the next allocation, not only the first."""
+    with contextlib.suppress(AttributeError, OSError):
+        import resource
+
+        resource.prlimit(pid, resource.RLIMIT_DATA, (RG_MEMORY, RG_MEMORY))
+
+
+async def _heard(read: Awaitable[bytes]) -> bytes:
+    """The next output of rg, or `RipgrepFailed` when it is silent too long."""
+    try:
+        return await asyncio.wait_for(read, RG_SILENCE)
+    except TimeoutError:
+        raise RipgrepFailed(f"rg said nothing for {RG_SILENCE:.0f} s") from None
 
 
 def _rg_target(start: str) -> str:
@@ -102,7 +143,7 @@ async def rg_files(
     dot = not start  # rg names what it finds under "." as ./path
     async with _rg(root, [*args, "--", _rg_target(start)]) as proc:
         assert proc.stdout is not None
-        while chunk := await proc.stdout.read(1 << 16):
+        while chunk := await _heard(proc.stdout.read(1 << 16)):
             end = chunk.rfind(b"\0")
             if end == -1:
                 rest += chunk
@@ -193,7 +234,7 @@ async def _rg_matches(
     found: list[GrepMatch] = []
     async with _rg(root, args) as proc:
         assert proc.stdout is not None and proc.stderr is not None
-        while line := await proc.stdout.readline():
+        while line := await _heard(proc.stdout.readline()):
             path_bytes, _, rest = line.partition(b"\0")
             number, _, text = rest.partition(b":")
             path = _strip_dot(os.fsdecode(path_bytes))

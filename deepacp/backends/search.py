@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -36,7 +37,7 @@ from deepacp.backends.pysearch import (
     py_grep,
     walk_files,
 )
-from deepacp.backends.ripgrep import rg_files, rg_grep, ripgrep
+from deepacp.backends.ripgrep import RipgrepFailed, rg_files, rg_grep, ripgrep
 
 __all__ = [
     "GrepMatch",
@@ -49,6 +50,8 @@ __all__ = [
     "ripgrep",
     "walk_files",
 ]
+
+log = logging.getLogger(__name__)
 
 REGEX_DEADLINE = 30.0
 """Seconds a Python regex search may take before it is stopped."""
@@ -133,17 +136,20 @@ async def glob_files(
     decides, unless `name_decides` (the caller knows `name_glob` gives the same answer)."""
     if use_rg is None:
         use_rg = ripgrep() is not None
-    if not use_rg:  # the walk is in path order: it stops at the limit
+    if use_rg:
+        first = FirstInOrder(limit)
+        try:
+            async for paths in rg_files(root, start, name_glob, exclude):
+                first.extend(paths if name_decides else filter(matches, paths))
+            return first.result()
+        except RipgrepFailed as exc:
+            log.warning("glob in %s: %s; searching without rg", root, exc)
 
-        def walk() -> list[str]:
-            found = (p for p in py_files(root, start, exclude) if matches(p))
-            return list(itertools.islice(found, limit))
+    def walk() -> list[str]:  # the walk is in path order: it stops at the limit
+        found = (p for p in py_files(root, start, exclude) if matches(p))
+        return list(itertools.islice(found, limit))
 
-        return await asyncio.to_thread(walk)
-    first = FirstInOrder(limit)
-    async for paths in rg_files(root, start, name_glob, exclude):
-        first.extend(paths if name_decides else filter(matches, paths))
-    return first.result()
+    return await asyncio.to_thread(walk)
 
 
 async def grep_files(
@@ -153,7 +159,10 @@ async def grep_files(
     if use_rg is None:
         use_rg = ripgrep() is not None
     if use_rg:
-        return await rg_grep(root, query, exclude)
+        try:
+            return await rg_grep(root, query, exclude)
+        except RipgrepFailed as exc:
+            log.warning("grep in %s: %s; searching without rg", root, exc)
     if query.regex:
         return await _in_worker({"root": str(root), "exclude": list(exclude)}, query)
     return await asyncio.to_thread(py_grep, root, query, exclude)

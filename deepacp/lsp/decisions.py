@@ -131,11 +131,12 @@ async def show_diff(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
     one, otherwise shown as a message."""
     from deepacp.config import deepacp_home
     from deepacp.diffs import unified_diff
+    from deepacp.private import private_dir
 
     if (proposal := ls.active((proposal_id,))) is None:
         return {}
     folder = deepacp_home() / "proposals"
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)
     path = folder / f"{proposal.id}.diff"
     text = "".join(
         unified_diff(ls.display_name(c.path), c.old_text, c.new_text)

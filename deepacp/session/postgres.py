@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from deepacp.config import DATABASE_SCHEMES
 from deepacp.errors import SessionInUse, StoreError
-from deepacp.private import private_dir
+from deepacp.private import private_dir, private_home
 from deepacp.secrets import redact, register_secrets
 from deepacp.session import migrations
 from deepacp.session.modes import Mode
@@ -118,7 +118,7 @@ class PostgresStore:
     small pool for the checkpointer."""
 
     def __init__(self, home: Path, url: str) -> None:
-        self.home = private_dir(home)
+        self.home = private_home(home)
         self.url = url
         self.where = shown_url(url)
         _register_password(url)

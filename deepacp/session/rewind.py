@@ -3,7 +3,10 @@ the files back as they were before a prompt (`restore`).
 
 A file's content is what the agent sees of it: the editor's buffer when the editor offers
 reads, else the disk. Files are written back through the backend (so through the editor
-when it offers writes) unless they are not text, which go to disk as bytes.
+when it offers writes) unless they are not text, which go to disk as bytes. Both ways,
+reads and writes, are confined as the file tools are: the path is resolved by the
+backend (a link or a folder leading outside is refused), and the disk is reached without
+following a link (`backends.nofollow`, `backends.atomic`), never the lexical path.
 """
 
 from __future__ import annotations
@@ -15,10 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from deepacp.backends.atomic import replace_file
 from deepacp.backends.base import DelegatingBackend
-from deepacp.backends.errors import BackendError, NotFoundError
+from deepacp.backends.errors import BackendError, NotFoundError, PathError
 from deepacp.backends.filesystem import decode_text
-from deepacp.backends.protocol import Backend, ExecuteResult, Shell, ShellCommand
+from deepacp.backends.nofollow import read_file
+from deepacp.backends.protocol import (
+    MAX_TEXT_BYTES,
+    Backend,
+    ExecuteResult,
+    Shell,
+    ShellCommand,
+)
 from deepacp.session.blobs import digest
 from deepacp.session.snapshots import MissingContent, RestorePoint, RestorePoints
 from deepacp.session.store import SessionRecord
@@ -26,18 +37,39 @@ from deepacp.session.store import SessionRecord
 T = TypeVar("T")
 
 
+MAX_KEPT = MAX_TEXT_BYTES
+"""A larger file's content is not kept (so not restored): read no more of it."""
+UNREADABLE = "unreadable"
+"""What `state` says of a file that cannot be read: never a content the agent left."""
+
+
 async def current(backend: Backend, path: str) -> bytes | None:
-    """The content of workspace file `path` as the agent sees it; None: no such file."""
+    """The content of workspace file `path` as the agent sees it; None: no such file.
+    A `BackendError` when it cannot be read: it leads outside, it is not a regular file
+    (a FIFO is never read), or it is larger than `MAX_KEPT`."""
     try:
         return (await backend.read_text(path)).encode("utf-8")
     except NotFoundError:
         return None
+    except PathError:
+        raise
     except BackendError:  # not text, or too large: its bytes on disk
-        disk = backend.disk_path(path)
-        try:
-            return disk.read_bytes() if disk is not None else None
-        except FileNotFoundError:
-            return None
+        pass
+    root, real = on_disk(backend, path)
+    try:
+        return await asyncio.to_thread(read_file, root, real, MAX_KEPT)
+    except NotFoundError:
+        return None
+
+
+def on_disk(backend: Backend, path: str) -> tuple[Path, str]:
+    """Where workspace file `path` is on disk: the root, and the path under it once links
+    are resolved, confined by the backend as its file tools are (`PathError` if it leads
+    outside); a `BackendError` if it has no place on disk."""
+    root = backend.disk_path("")
+    if root is None or backend.disk_path(path) is None:
+        raise BackendError(f"{path} has no place on disk")
+    return root, backend.resolved_path(path)
 
 
 class ScanningShell:
@@ -94,7 +126,11 @@ class RecordingBackend(DelegatingBackend[Backend]):
     async def _keep(self, path: str) -> None:
         relative = self.relative(path)
         if relative is not None and self.points.changing(relative):
-            content = await current(self.inner, relative)
+            try:
+                content = await current(self.inner, relative)
+            except BackendError:  # it leads outside, is no regular file, or is too large
+                self.points.lose(relative)
+                return
             name = None if content is None else self.points.keep(relative, content)
             if content is not None and name is None:
                 self.points.lose(relative)
@@ -114,7 +150,20 @@ async def finish_turn(backend: Backend, points: RestorePoints) -> None:
     """The turn ended: note what its files hold now."""
     point = points.recording
     if point is not None:
-        points.finish({path: await current(backend, path) for path in point.before})
+        now = {}
+        for path in point.before:
+            with contextlib.suppress(BackendError):  # unknown: not checked for conflicts
+                now[path] = await current(backend, path)
+        points.finish(now)
+
+
+async def state(backend: Backend, path: str) -> str | None:
+    """The SHA-256 of file `path`'s content (None: no such file), or `UNREADABLE`."""
+    try:
+        content = await current(backend, path)
+    except BackendError:
+        return UNREADABLE
+    return None if content is None else digest(content)
 
 
 @dataclass
@@ -147,9 +196,7 @@ async def conflicts(backend: Backend, points: list[RestorePoint]) -> list[str]:
     """The files the user changed after the agent last did (not the rewind's to undo)."""
     found = []
     for path, (target, left, known) in sorted(plan(points).items()):
-        content = await current(backend, path)
-        now = None if content is None else digest(content)
-        if known and now not in (left, target):
+        if known and await state(backend, path) not in (left, target):
             found.append(path)
     return found
 
@@ -165,8 +212,7 @@ async def restore(
         if path in keep:
             continue
         try:
-            content = await current(backend, path)
-            if (None if content is None else digest(content)) == target:
+            if await state(backend, path) == target:
                 continue
             if target is None:
                 await backend.delete(path)
@@ -188,12 +234,5 @@ async def _write(backend: Backend, path: str, data: bytes) -> None:
     if text is not None:
         await backend.write_text(path, text)
         return
-    disk = backend.disk_path(path)
-    if disk is None:
-        raise BackendError(f"{path} has no place on disk")
-    disk.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(f"{disk}.rewind.tmp")
-    tmp.write_bytes(data)
-    with contextlib.suppress(FileNotFoundError):
-        tmp.chmod(disk.stat().st_mode)
-    tmp.replace(disk)
+    root, real = on_disk(backend, path)
+    await asyncio.to_thread(replace_file, root, real, data)

@@ -18,6 +18,8 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from deepacp.backends.errors import BackendError
+from deepacp.backends.nofollow import read_file
 from deepacp.backends.protocol import MAX_TEXT_BYTES
 from deepacp.backends.pysearch import walk_files
 from deepacp.private import private_dir
@@ -241,8 +243,8 @@ class RestorePoints:
             if (known is not None and known[0] == stamp) or stamp[0] > MAX_TEXT_BYTES:
                 continue
             self._known.pop(path, None)
-            with contextlib.suppress(OSError):
-                name = self.keep(path, (self.root / path).read_bytes(), secrets)
+            with contextlib.suppress(BackendError, OSError):  # gone, or a link or FIFO now
+                name = self.keep(path, read_file(self.root, path, MAX_TEXT_BYTES), secrets)
                 if name is not None:
                     self._known[path] = (stamp, name)
         if self._held() != held:

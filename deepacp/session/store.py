@@ -27,7 +27,7 @@ from typing import IO, Any, Protocol
 
 from deepacp.config import EFFORTS, database_url
 from deepacp.errors import ConfigError, SessionInUse
-from deepacp.private import private_database, private_dir, unusable_database
+from deepacp.private import private_database, private_dir, private_home, unusable_database
 from deepacp.session.modes import DEFAULT_MODE, MODE_IDS, Mode
 
 log = logging.getLogger(__name__)
@@ -167,7 +167,7 @@ class SessionStore:
     """Session records and the checkpointer for their threads."""
 
     def __init__(self, home: Path) -> None:
-        self.home = private_dir(home)  # conversations: the user's eyes only
+        self.home = private_home(home)  # conversations: the user's eyes only
         self._conn: sqlite3.Connection | None = None
         self._checkpointer: Any = None
         self._checkpoint_conn: Any = None

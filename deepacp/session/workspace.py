@@ -22,6 +22,7 @@ from deepacp.backends.editor_review import EditorReview
 from deepacp.backends.protocol import Backend
 from deepacp.backends.sandbox import SandboxSetting
 from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, MEMORY_FILE
+from deepacp.private import private_dir
 
 USER_DIR = "/user/"
 BUNDLED_SKILLS_DIR = "/skills/bundled/"
@@ -90,7 +91,7 @@ def session_backend(
         routes[root] = seen(FilesystemBackend(root, hidden=(home,)))
     for prefix in (LARGE_RESULTS_DIR, HISTORY_DIR):
         folder = scratch / prefix.strip("/")
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         routes[prefix] = FilesystemBackend(folder)
     routes[USER_DIR] = PermissionBackend(FilesystemBackend(home), USER_DIR_RULES)
     routes[BUNDLED_SKILLS_DIR] = PermissionBackend(FilesystemBackend(bundled_skills()), READ_ONLY)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from deepacp.errors import ConfigError
+from deepacp.regular import FileTooLarge, read_regular
 
 HOOKS_FILE = "hooks.json"
 PROJECT_HOOKS = Path(".deepacp") / HOOKS_FILE
@@ -89,16 +90,17 @@ class HooksFile:
 
 
 def read_hooks(path: Path, source: Source) -> HooksFile | None:
-    """The hooks in `path` (None when there is no such file), or `HooksConfigError`."""
+    """The hooks in `path` (None when there is no such file), or `HooksConfigError`: a
+    link is followed to a regular file only (`deepacp.regular`). Blocking: call it in a
+    thread from the event loop."""
     try:
-        with path.open("rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
+        data = read_regular(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return None
+    except FileTooLarge:
+        raise HooksConfigError(f"{path}: larger than {MAX_FILE_BYTES} bytes; not read") from None
     except OSError as exc:
         raise HooksConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise HooksConfigError(f"{path}: larger than {MAX_FILE_BYTES} bytes; not read")
     try:
         hooks = parse_hooks(data.decode("utf-8"), source)
     except (UnicodeDecodeError, ValueError) as exc:

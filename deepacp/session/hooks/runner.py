@@ -120,7 +120,7 @@ class SessionHooks:
         found: list[Hook] = []
         for path, source in sources:
             try:
-                file = read_hooks(path, source)
+                file = await asyncio.to_thread(read_hooks, path, source)
             except HooksConfigError as exc:
                 await self._tell_once(str(exc))
                 continue

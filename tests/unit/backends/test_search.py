@@ -1,5 +1,6 @@
 """glob and grep: ripgrep and the pure-Python path agree, and both honour .gitignore."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,25 @@ async def test_rg_and_python_glob_alike(tree: Path, pattern: str, start: str) ->
         assert await fast.glob(pattern, start, limit=limit) == await slow.glob(
             pattern, start, limit=limit
         )
+
+
+@needs_rg
+@pytest.mark.parametrize("target", ["/dev/zero", "/dev/stdout", "fifo"])
+async def test_a_gitignore_rg_cannot_read_is_searched_without_rg(
+    tree: Path, target: str, monkeypatch
+) -> None:
+    """rg reads a `.gitignore` whatever it is: linked to `/dev/zero` it dies at its memory
+    bound, to its own stdout or made a FIFO it waits; either way the search is done in
+    Python, which reads regular files only, and gives the same answer."""
+    from deepacp.backends import ripgrep as rg
+
+    monkeypatch.setattr(rg, "RG_SILENCE", 0.5, raising=False)
+    monkeypatch.setattr(rg, "RG_MEMORY", 256 << 20, raising=False)
+    hostile = tree / "docs" / ".gitignore"
+    if target == "fifo":
+        os.mkfifo(hostile)
+    else:
+        hostile.symlink_to(target)
+    assert await list_files(tree, use_rg=True) == await list_files(tree, use_rg=False)
+    query = GrepQuery("hello")
+    assert await grep_files(tree, query, use_rg=True) == await grep_files(tree, query, use_rg=False)

@@ -273,9 +273,9 @@ async def test_execute_reports_output_and_exit_code(run_calls, tmp_path: Path) -
 def test_temp_files_a_killed_writer_left_are_cleaned_up(tmp_path: Path, monkeypatch) -> None:
     """SIGKILL between writing a temp file and renaming it leaves the temp file; the next
     server's start-up deletes it (and nothing else) from the journal."""
-    from deepacp.backends import filesystem
+    from deepacp.backends import atomic
 
-    monkeypatch.setattr(filesystem, "_journal", None)
+    monkeypatch.setattr(atomic, "_journal", None)
     journal, workspace = tmp_path / "writes", tmp_path / "workspace"
     workspace.mkdir()
     dead = subprocess.Popen(["true"])
@@ -288,12 +288,23 @@ def test_temp_files_a_killed_writer_left_are_cleaned_up(tmp_path: Path, monkeypa
     (journal / f"{dead.pid}-aa").write_text(str(left))
     (journal / f"{dead.pid}-bb").write_text(str(precious))  # not a temp file: never deleted
     (journal / f"{os.getpid()}-cc").write_text(str(workspace / ".live.py.0000.tmp"))
+    folder = workspace / ".lib.bin.5e6f7a8b.tmp"  # a temporary folder and the file in it
+    folder.mkdir()
+    (folder / "lib.bin").write_bytes(b"half")
+    (journal / f"{dead.pid}-dd").write_text(str(folder))
+    outside = tmp_path / "outside"  # a link named like one: removed, never followed
+    outside.mkdir()
+    (outside / "mine.txt").write_text("mine\n")
+    (workspace / ".trap.tmp").symlink_to(outside)
+    (journal / f"{dead.pid}-ee").write_text(str(workspace / ".trap.tmp"))
 
-    filesystem.keep_write_journal(journal)
+    atomic.keep_write_journal(journal)
     assert not left.exists() and precious.read_text() == "keep me\n"
+    assert not folder.exists() and not (workspace / ".trap.tmp").is_symlink()
+    assert (outside / "mine.txt").read_text() == "mine\n"
     assert [p.name for p in journal.iterdir()] == [f"{os.getpid()}-cc"]  # a live writer's
 
-    filesystem.atomic_write(workspace / "app.py", "new\n")
+    atomic.replace_file(workspace, "app.py", b"new\n")
     assert (workspace / "app.py").read_text() == "new\n"
     assert not any(p.name.endswith(".tmp") for p in workspace.iterdir())
     assert [p.name for p in journal.iterdir()] == [f"{os.getpid()}-cc"]  # its entry is gone
