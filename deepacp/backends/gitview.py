@@ -4,15 +4,20 @@ files (`config`, `config.worktree`, the files they include), the hooks folder
 (`core.hooksPath`), the other repositories' places (`modules/`, `worktrees/`), `info/`
 and the object stores `alternates` names.
 
+The same for each submodule checkout in the index: `git status` looks into them.
+
 Worked out twice and joined: by git's rules, here, so it holds without git installed; and
-by asking git itself (`rev-parse`, `config --list --show-origin`), so that what git really
-reads counts, whatever rule we missed. The git asked is never one inside a workspace root,
-its environment has no `GIT_*` variable but the user's config choices, and it only reads.
+by asking git itself (`rev-parse`, `config --list --show-origin`, `ls-files --stage`), so
+that what git really reads counts, whatever rule we missed. The git asked is never one
+inside a workspace root, its environment has no `GIT_*` variable but the user's config
+choices, it runs no fsmonitor, and it only reads. Only regular files are read here (a
+command may leave a FIFO where git expects a file).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,11 +96,7 @@ def _gitdir(root: Path) -> tuple[Path | None, Path | None]:
     if dotgit.is_dir():
         return (dotgit if dotgit.is_symlink() else None), _real(dotgit)
     if dotgit.is_file():
-        try:
-            with dotgit.open("rb") as file:
-                first = file.read(4096).decode("utf-8", "replace").split("\n", 1)[0].strip()
-        except OSError:
-            return dotgit, None
+        first = _first_line(dotgit)
         if not first.startswith("gitdir:"):
             return dotgit, None
         return dotgit, _real(root / first.removeprefix("gitdir:").strip())
@@ -103,11 +104,20 @@ def _gitdir(root: Path) -> tuple[Path | None, Path | None]:
 
 
 def _common_dir(gitdir: Path) -> Path:
-    try:
-        named = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return gitdir
+    named = _first_line(gitdir / "commondir")
     return _real(gitdir / named) if named else gitdir
+
+
+def _first_line(path: Path) -> str:
+    """The first line of the regular file `path`, stripped ("" for anything else)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return file.read(4096).decode("utf-8", "replace").split("\n", 1)[0].strip()
 
 
 def _add_repository(

@@ -5,23 +5,24 @@ hooks, editors' project settings, deepacp's project hooks.
 Two lines hold. Before the command, what exists of those is bound read-only in the sandbox
 (it cannot be written, renamed or deleted; the folders between it and the root are bound to
 themselves, so they cannot be renamed away with it). After the command, what it created
-among the `GUARDED_PATHS` that were missing is removed, and what git reads
-(`deepacp.backends.gitview`) is compared with what it read before: a file that changed is
-put back, and the whole is compared again. Removing and putting back follow no link and give
-a folder its owner's rights back first (`deepacp.backends.undo`). What still differs, or
-could not be undone, is said plainly to the model and to the user, and the next command is
-asked (`GuardBreach`).
+among the `GUARDED_PATHS` and the files git reads (`deepacp.backends.gitview`: `commondir`,
+included config, alternates...) that were missing is removed — following no link, giving a
+folder its owner's rights back first (`deepacp.backends.undo`) — and what git reads is
+compared with what it read before. What still differs, or could not be removed, is said
+plainly to the model and to the user, and the next command is asked (`GuardBreach`).
+Nothing is ever written back: a file the command could not change but that changed was
+changed by someone else (a command the user approved, running beside it).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from deepacp.backends.gitview import GitReads, git_reads, within
-from deepacp.backends.undo import PathState, capture, listing, put_back, remove
+from deepacp.backends.undo import PathState, capture, listing, remove
 
 GUARDED_PATHS = (
     ".git/hooks",
@@ -69,25 +70,19 @@ class GuardOutcome:
     """What the guard undid after a command, and what it could not (one line each)."""
 
     removed: tuple[Path, ...] = ()
-    restored: tuple[Path, ...] = ()
     failed: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
-        return not (self.removed or self.restored or self.failed)
+        return not (self.removed or self.failed)
 
     def undone(self, root: Path, what: str = "this command") -> str:
-        done = []
-        if self.removed:
-            done.append(f"removed what {what} created in {_names(self.removed, root)}")
-        if self.restored:
-            done.append(f"put back {_names(self.restored, root)} as it was")
-        return "; ".join(done)
+        return f"removed what {what} created in {_names(self.removed, root)}"
 
     def note(self, root: Path) -> str:
         """What to tell the model."""
         lines = []
-        if self.removed or self.restored:
+        if self.removed:
             lines.append(
                 f"[sandbox: {self.undone(root)}: a command that runs without asking may not "
                 "change what git or an editor runs outside the sandbox later. If that is what "
@@ -111,7 +106,7 @@ class GuardOutcome:
                 f"the sandbox, which could not be undone: {'; '.join(self.failed)}. Check it "
                 "before you run git or reopen the folder; the next command will be asked."
             )
-        if undone_too and not self.clean:
+        if undone_too and self.removed:
             return (
                 f"{who} changed what git or an editor runs outside the sandbox; the sandbox "
                 f"undid it ({self.undone(root, 'it')})."
@@ -140,13 +135,11 @@ Seen = tuple[Sight, ...]
 @dataclass(frozen=True)
 class Guard:
     """The guard of one command in the workspace `roots`: `bound` exist (and are bound
-    read-only), `missing` do not (and are removed after the command if it made them),
-    `watched` are the files git reads from, as they were."""
+    read-only), `missing` do not (and are removed after the command if it made them)."""
 
     roots: tuple[Path, ...]
     bound: list[Path]
     missing: list[Path]
-    watched: dict[Path, PathState] = field(default_factory=dict)
     seen: Seen = ()
     """What git read before the command, in a form to compare."""
     breach: GuardBreach | None = None
@@ -165,7 +158,6 @@ class Guard:
         """Undo what the command left (see the module's docstring) and say how it went;
         what could not be undone is recorded in `breach`."""
         removed: list[Path] = []
-        restored: list[Path] = []
         failed: list[str] = []
         for path in self.missing:
             root = self._root_of(path)
@@ -174,19 +166,11 @@ class Guard:
                     removed.append(path)
             except OSError as exc:
                 failed.append(f"{_names([path], root)} ({exc.strerror or exc})")
-        for path, before in self.watched.items():
-            root = self._root_of(path)
-            try:
-                if capture(root, path) != before:
-                    put_back(root, path, before)
-                    (restored if before.kind != "absent" else removed).append(path)
-            except OSError as exc:
-                failed.append(f"{_names([path], root)} ({exc.strerror or exc})")
-        if not failed and (now := seen(self.roots)) != self.seen:
+        if not failed and (risen := _risen(self.seen, seen(self.roots))):
             failed.append(
-                f"git now reads its config, hooks or gitdir differently: {_changes(self.seen, now)}"
+                f"git now reads its config, hooks or gitdir differently: {'; '.join(risen)}"
             )
-        outcome = GuardOutcome(tuple(removed), tuple(restored), tuple(failed))
+        outcome = GuardOutcome(tuple(removed), tuple(failed))
         if failed and self.breach is not None:
             self.breach.record("; ".join(failed))
         return outcome
@@ -200,23 +184,23 @@ def guard_of(roots: Sequence[Path], breach: GuardBreach | None = None) -> Guard:
     roots = tuple(roots)
     bound: dict[Path, None] = {}
     missing: dict[Path, None] = {}
-    watched: dict[Path, PathState] = {}
     reads = {root: git_reads(root, roots) for root in roots}
     for root, read in reads.items():
         for path in [*(root / name for name in GUARDED_PATHS), *read.folders]:
             if path in read.files:
-                continue  # a file git reads: watched, and put back as it was
+                continue  # a file git reads: see below
             if os.path.lexists(path):
-                bound[path.resolve()] = None
+                bound[Path(os.path.realpath(path))] = None
             elif within(path, root):
                 missing[_first_missing(root, path)] = None
         for path in read.files:
-            if os.path.isfile(path):  # a `.git` link to a folder is watched, not bound
-                bound[path.resolve()] = None
-            if within(path, root) and path != root:
-                watched[path] = capture(root, path)
+            if os.path.lexists(path):
+                if os.path.isfile(path):  # a `.git` link to a folder is compared, not bound
+                    bound[Path(os.path.realpath(path))] = None
+            elif within(path, root):
+                missing[path] = None  # the file alone: the folders it is in are not git's
     inside = [p for p in bound if any(within(p, r) for r in roots)]  # elsewhere: read-only
-    return Guard(roots, inside, list(missing), watched, _seen(reads, roots), breach)
+    return Guard(roots, inside, list(missing), _seen(reads, roots), breach)
 
 
 def seen(roots: Sequence[Path]) -> Seen:
@@ -239,17 +223,26 @@ def _seen(reads: dict[Path, GitReads], roots: Sequence[Path]) -> Seen:
     )
 
 
-def _changes(before: Seen, after: Seen) -> str:
-    """What differs between two `seen`, briefly, paths relative to their root."""
+def _risen(before: Seen, after: Seen) -> list[str]:
+    """What git reads after that it did not before: new places, changed files and hooks,
+    paths relative to their root (a place it no longer reads runs nothing)."""
     found: list[str] = []
     for was, now in zip(before, after, strict=True):
         prefix = f"{was.root}/"
-        found += [f"{x} (new)" for x in now.said if x not in was.said]
-        found += [f"{x} (gone)" for x in was.said if x not in now.said]
         old_files, old_hooks = dict(was.files), dict(was.hooks)
-        found += [f"{p} (changed)" for p, state in now.files if old_files.get(p) != state]
-        found += [f"{p} (changed)" for p, names in now.hooks if old_hooks.get(p) != names]
-    return "; ".join(x.replace(prefix, "") for x in found) or "its answer changed"
+        new = [f"{x} (new)" for x in now.said if x not in was.said]
+        new += [
+            f"{p} (changed)"
+            for p, state in now.files
+            if state.kind != "absent" and old_files.get(p) != state
+        ]
+        new += [
+            f"{p} (changed)"
+            for p, names in now.hooks
+            if not set(names) <= set(old_hooks.get(p, ()))
+        ]
+        found += [x.replace(prefix, "") for x in new]
+    return found
 
 
 def _first_missing(root: Path, path: Path) -> Path:

@@ -1,7 +1,7 @@
-"""Seeing and putting back a path inside a workspace root after a hostile command: no link
-on the way is followed (a folder swapped for a link to the home cannot redirect a removal or
-a write), and a folder the command made unreadable or unwritable (`chmod 555`) gets its
-owner's rights back before anything in it is removed. Failures raise OSError, to be said."""
+"""Seeing and removing a path inside a workspace root after a hostile command: no link on
+the way is followed (a folder swapped for a link to the home cannot redirect a removal), and
+a folder the command made unreadable or unwritable (`chmod 555`) gets its owner's rights
+back before anything in it is removed. Failures raise OSError, to be said."""
 
 from __future__ import annotations
 
@@ -9,15 +9,12 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-KEEP_BYTES = 1 << 20
-"""A file larger than this is compared by its hash only: it cannot be put back."""
 MAX_DEPTH = 256
 """Folders deeper than this under a path being removed are not followed: it fails."""
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -30,12 +27,11 @@ Kind = Literal["absent", "file", "link", "folder", "other", "unreadable"]
 @dataclass(frozen=True)
 class PathState:
     """What is at a path: its kind, a digest of its content (a file's bytes, a link's
-    target), its mode, and the content itself when it can be put back."""
+    target) and its mode."""
 
     kind: Kind
     digest: str = ""
     mode: int = 0
-    data: bytes | None = field(default=None, compare=False)
 
 
 ABSENT = PathState("absent")
@@ -120,23 +116,21 @@ def _state(parent: int, name: str) -> PathState:
     mode = stat.S_IMODE(info.st_mode)
     if stat.S_ISLNK(info.st_mode):
         target = os.fsencode(os.readlink(name, dir_fd=parent))
-        return PathState("link", hashlib.sha256(target).hexdigest(), 0, target)
+        return PathState("link", hashlib.sha256(target).hexdigest())
     if stat.S_ISDIR(info.st_mode):
         return PathState("folder", mode=mode)
     if not stat.S_ISREG(info.st_mode):
         return PathState("other", mode=mode)
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(name, flags, dir_fd=parent)
     except PermissionError:
         return PathState("unreadable", mode=mode)
-    digest, kept = hashlib.sha256(), bytearray()
+    digest = hashlib.sha256()
     with os.fdopen(fd, "rb") as file:
         while chunk := file.read(1 << 16):
             digest.update(chunk)
-            if len(kept) <= KEEP_BYTES:
-                kept += chunk
-    data = bytes(kept) if len(kept) <= KEEP_BYTES else None
-    return PathState("file", digest.hexdigest(), mode, data)
+    return PathState("file", digest.hexdigest(), mode)
 
 
 def listing(root: Path, folder: Path, limit: int = 256) -> tuple[tuple[str, PathState], ...]:
@@ -204,36 +198,3 @@ def _remove_entry(parent: int, name: str, depth: int) -> bool:
         os.close(fd)
     _in(parent, lambda: os.rmdir(name, dir_fd=parent))
     return True
-
-
-def put_back(root: Path, path: Path, state: PathState) -> None:
-    """Make `path` (inside `root`) what `state` says again: absent, a file, or a link."""
-    if state.kind == "absent":
-        remove(root, path)
-        return
-    if state.kind not in ("file", "link") or state.data is None:
-        raise OSError(errno.EOPNOTSUPP, f"a {state.kind} cannot be put back")
-    parts = _parts(root, path)
-    parent = _open_folder(root, parts[:-1], repair=True)
-    name, spare = parts[-1], f".{parts[-1]}.deepacp-{secrets.token_hex(4)}"
-    try:
-        data = state.data
-        if state.kind == "link":
-            _in(parent, lambda: os.symlink(os.fsdecode(data), spare, dir_fd=parent))
-        else:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd: list[int] = []
-            _in(parent, lambda: fd.append(os.open(spare, flags, 0o600, dir_fd=parent)))
-            with os.fdopen(fd[0], "wb") as file:
-                file.write(data)
-                os.fchmod(file.fileno(), state.mode)
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
-                _remove_entry(parent, name, 0)
-        _in(parent, lambda: os.rename(spare, name, src_dir_fd=parent, dst_dir_fd=parent))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(spare, dir_fd=parent)
-        raise
-    finally:
-        os.close(parent)
