@@ -97,6 +97,7 @@ async def run_hook(
         if proc.returncode is None:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(proc.wait())
+        # Started here so that a cancelled hook is cleaned up after too (it runs on).
         settled = asyncio.shield(asyncio.to_thread(guard.settle)) if guard is not None else None
     return HookRun(
         None if timed_out else proc.returncode,
