@@ -51,6 +51,7 @@ def _run_setup(config: dict[str, Any]) -> tuple[RunSettings, str, Any, ApprovalP
     )
     policy.runs_code_later = lambda path: runs_code_later(backend, path)
     policy.sandbox = lambda: sandbox.effective
+    policy.breach = sandbox.breach
     return settings, spec, backend, policy
 
 

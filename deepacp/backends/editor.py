@@ -30,7 +30,7 @@ from deepacp.backends.shell import (
     checked_timeout,
     command_guard,
     command_policy,
-    guarded_result,
+    guarded_run,
     shell_argv,
 )
 
@@ -165,8 +165,7 @@ class EditorTerminal:
         argv = shell_argv(run.command)
         if self.sandbox is not None:
             argv = self.sandbox.wrap(argv, policy or "off", guard)
-        result = await self._run(argv, timeout, run)
-        return guarded_result(result, policy, guard, self.root)
+        return await guarded_run(self._run(argv, timeout, run), policy, guard, self.root)
 
     async def _run(self, argv: list[str], timeout: float, run: ShellCommand) -> ExecuteResult:
         try:

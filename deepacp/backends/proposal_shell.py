@@ -34,15 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deepacp.backends.errors import BackendError
+from deepacp.backends.guard import GUARDED_PATHS
 from deepacp.backends.protocol import MAX_TEXT_BYTES, ExecuteResult, ShellCommand
 from deepacp.backends.pysearch import is_ignored
-from deepacp.backends.sandbox import (
-    GUARDED_PATHS,
-    Sandbox,
-    SandboxPolicy,
-    SandboxSetting,
-    sandbox_problem,
-)
+from deepacp.backends.sandbox import Sandbox, SandboxPolicy, SandboxSetting, sandbox_problem
 from deepacp.backends.shell import LocalShell, checked_timeout, command_policy, shell_argv
 
 if TYPE_CHECKING:

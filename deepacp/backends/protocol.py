@@ -95,6 +95,9 @@ class ExecuteResult:
     timed_out: bool = False
     sandbox: SandboxPolicy | None = None
     """The sandbox policy it ran under (`off`: unsandboxed); None: the shell has none."""
+    notice: str | None = None
+    """What the user must be told beside the result: the sandbox's guard could not undo
+    what the command left (see `deepacp.backends.guard`)."""
 
 
 class Shell(Protocol):

@@ -23,9 +23,11 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from deepacp.backends.guard import Guard, GuardBreach, guard_of
 
 SandboxPolicy = Literal["workspace-write", "workspace-write+network", "read-only", "off"]
 POLICIES: tuple[SandboxPolicy, ...] = (
@@ -45,29 +47,6 @@ QUIET_POLICIES: frozenset[SandboxPolicy] = frozenset({"workspace-write"})
 """Policies under which accept-edits mode runs commands without asking: they may change
 the workspace (as the accepted edits do), but not its `GUARDED_PATHS`, and nothing else.
 `read-only` is chosen to keep commands from changing anything, so there they still ask."""
-
-GUARDED_PATHS = (
-    ".git/hooks",
-    ".git/config",
-    ".git/config.worktree",
-    ".git/info",
-    ".git/modules",
-    ".hg",
-    ".vscode",
-    ".idea",
-    ".zed",
-    ".helix",
-    ".nvim.lua",
-    ".nvimrc",
-    ".exrc",
-    ".deepacp/hooks.json",
-)
-"""The files of a workspace root that make code run *outside* the sandbox later (git's
-hooks and config, editors' project settings and exrc files, deepacp's project hooks; the
-session's CODE_EXECUTION_PATHS for the file tools). A command that runs without asking
-sees the existing ones read-only (a bind mount: it cannot write, rename or delete them),
-and the ones it creates (from the outermost folder that was missing) are removed after it.
-The rest of `.git` stays writable, so `git add` and `git commit` work."""
 
 CREDENTIAL_PATHS = (
     ".ssh",
@@ -188,6 +167,8 @@ class SandboxSetting:
     unasked: bool = False
     """Whether commands under a `QUIET_POLICIES` policy run without asking (accept-edits):
     then their `GUARDED_PATHS` are guarded."""
+    breach: GuardBreach = field(default_factory=GuardBreach)
+    """What the guard could not undo after such a command: the next command is asked."""
 
     @property
     def effective(self) -> SandboxPolicy:
@@ -217,22 +198,15 @@ class Sandbox:
                 found[path.resolve()] = None
         return list(found)
 
-    def guard(self, policy: SandboxPolicy) -> Guard | None:
-        """The guard of a command that runs under `policy` without asking (None: asked)."""
-        if not self.setting.unasked or policy not in QUIET_POLICIES:
+    def guard(self, policy: SandboxPolicy, *, hook: bool = False) -> Guard | None:
+        """The guard of a command that runs under `policy` without asking (None: asked).
+        A `hook` is never asked, so it is guarded whenever it can write the workspace: it
+        may run what the agent wrote (a Makefile)."""
+        unasked = hook or (self.setting.unasked and policy in QUIET_POLICIES)
+        if not unasked or policy in ("off", "read-only"):
             return None
         roots = [self.root.resolve(), *(r.resolve() for r in self.extra_roots if r.is_dir())]
-        bound: dict[Path, None] = {}
-        missing: dict[Path, None] = {}
-        for root in roots:
-            for path in _guarded_paths(root):
-                if os.path.lexists(path):
-                    target = path.resolve()
-                    if any(_within(target, r) for r in roots):  # elsewhere it is read-only
-                        bound[target] = None
-                elif _within(path, root):
-                    missing[_first_missing(root, path)] = None
-        return Guard(list(bound), list(missing))
+        return guard_of(roots, self.setting.breach)
 
     def wrap(
         self, argv: Sequence[str], policy: SandboxPolicy, guard: Guard | None = None
@@ -276,65 +250,6 @@ class Sandbox:
         return [*args, "--chdir", str(root), "--", *argv]
 
 
-@dataclass(frozen=True)
-class Guard:
-    """The `GUARDED_PATHS` of a command that runs without asking: `bound` exist (and are
-    bound read-only), `missing` do not (and are removed after the command if it made them)."""
-
-    bound: list[Path]
-    missing: list[Path]
-
-    def anchors(self, roots: Sequence[Path]) -> list[Path]:
-        """The folders between a root and a bound path (`.git`): bound to themselves, so
-        that, mount points now, they cannot be renamed away with the guarded paths inside."""
-        found: dict[Path, None] = {}
-        for path in self.bound:
-            for parent in reversed(path.parents):
-                if parent not in roots and any(_within(parent, r) for r in roots):
-                    found[parent] = None
-        return list(found)
-
-    def sweep(self) -> list[Path]:
-        """Remove the missing paths the command created; the ones removed."""
-        made = [p for p in self.missing if os.path.lexists(p)]
-        for path in made:
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-        return made
-
-
-def _guarded_paths(root: Path) -> list[Path]:
-    """`GUARDED_PATHS` in `root`, and the hooks folder git's `core.hooksPath` names there."""
-    paths = [root / name for name in GUARDED_PATHS]
-    if (root / ".git").exists():
-        try:
-            found = subprocess.run(
-                ["git", "config", "--get", "core.hooksPath"],
-                cwd=root,
-                capture_output=True,
-                text=True,
-                timeout=5,
-            ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            found = ""
-        if found:
-            paths.append(root / Path(found).expanduser())
-    return paths
-
-
-def _first_missing(root: Path, path: Path) -> Path:
-    """The outermost folder of `path` under `root` that does not exist (`path` itself when
-    its parent does)."""
-    current = root
-    for part in path.relative_to(root).parts:
-        current = current / part
-        if not os.path.lexists(current):
-            return current
-    return path
-
-
 def _tool_folders() -> list[Path]:
     """Where the commands' tools live: deepacp's own Python environment and the PATH. Kept
     visible (read-only) when they lie under the host's /tmp, which the sandbox replaces."""
@@ -343,17 +258,6 @@ def _tool_folders() -> list[Path]:
         if entry and Path(entry).is_dir():
             found[Path(entry).resolve()] = None
     return list(found)
-
-
-def swept_note(removed: Sequence[Path], root: Path) -> str:
-    """What to tell the model about the guarded paths a command made and lost."""
-    names = ", ".join(str(p.relative_to(root)) if _within(p, root) else str(p) for p in removed)
-    return (
-        f"[sandbox: removed what this command created in {names}: a command that runs "
-        "without asking may not create files that git or an editor runs outside the "
-        "sandbox later. If that is what the user wants, call execute again with "
-        "outside_sandbox=true: the user is asked first.]"
-    )
 
 
 def failure_hint(output: str, policy: SandboxPolicy) -> str | None:

@@ -10,13 +10,14 @@ import dataclasses
 import inspect
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.filesystem import FilesystemBackend
+from deepacp.backends.guard import Guard
 from deepacp.backends.protocol import ExecuteResult, OutputCallback, ShellCommand
-from deepacp.backends.sandbox import Guard, Sandbox, SandboxPolicy, SandboxSetting, swept_note
+from deepacp.backends.sandbox import Sandbox, SandboxPolicy, SandboxSetting
 from deepacp.secrets import redact, secrets_in
 
 DEFAULT_TIMEOUT = 120.0
@@ -172,8 +173,8 @@ class LocalShell:
         argv = shell_argv(run.command)
         if self.sandbox is not None:
             argv = self.sandbox.wrap(argv, policy or "off", guard)
-        result = await self.run_argv(argv, timeout, run.on_output)
-        return guarded_result(result, policy, guard, self.root)
+        running = self.run_argv(argv, timeout, run.on_output)
+        return await guarded_run(running, policy, guard, self.root)
 
     async def run_argv(
         self, argv: list[str], timeout: float, on_output: OutputCallback | None
@@ -272,13 +273,37 @@ def command_guard(sandbox: Sandbox | None, policy: SandboxPolicy | None) -> Guar
     return None if sandbox is None or policy is None else sandbox.guard(policy)
 
 
+async def guarded_run(
+    running: Awaitable[ExecuteResult],
+    policy: SandboxPolicy | None,
+    guard: Guard | None,
+    root: Path,
+) -> ExecuteResult:
+    """The result of the command `running`, with its policy, once `guard` has undone what
+    it left — a cancelled one too (said in its output, and to the user when something could
+    not be undone)."""
+    try:
+        result = await running
+    except asyncio.CancelledError:
+        if guard is not None:
+            await asyncio.shield(asyncio.to_thread(guard.settle))
+        raise
+    return await asyncio.to_thread(guarded_result, result, policy, guard, root)
+
+
 def guarded_result(
     result: ExecuteResult, policy: SandboxPolicy | None, guard: Guard | None, root: Path
 ) -> ExecuteResult:
-    """`result` with its policy, once the guarded paths the command made are removed."""
-    removed = guard.sweep() if guard is not None else []
-    output = f"{result.output}\n{swept_note(removed, root)}" if removed else result.output
-    return dataclasses.replace(result, output=output, sandbox=policy)
+    """`result` with its policy, once `guard` has undone what the command left."""
+    outcome = guard.settle() if guard is not None else None
+    if outcome is None or outcome.clean:
+        return dataclasses.replace(result, sandbox=policy)
+    return dataclasses.replace(
+        result,
+        output=f"{result.output}\n{outcome.note(root)}",
+        sandbox=policy,
+        notice=outcome.notice("A command", root),
+    )
 
 
 class LocalShellBackend(FilesystemBackend):

@@ -31,6 +31,14 @@ ToolSignal = ToolOutputSignal | ToolTerminalSignal
 
 
 @dataclass(frozen=True, slots=True)
+class NoticeSignal:
+    """Something the user must be told now, from wherever in the run it happened (a
+    sub-agent's tool too): a command left what the sandbox's guard could not undo."""
+
+    notice: str
+
+
+@dataclass(frozen=True, slots=True)
 class ModelRetrySignal:
     """A model call failed for a passing reason and is tried again after `delay` seconds."""
 
@@ -73,7 +81,7 @@ def signal_from_json(value: Any) -> Any:
     anything else as it is."""
     if not isinstance(value, dict):
         return value
-    for kind in (ToolOutputSignal, ToolTerminalSignal, ModelRetrySignal):
+    for kind in (ToolOutputSignal, ToolTerminalSignal, ModelRetrySignal, NoticeSignal):
         if set(value) == set(kind.__slots__):
             return kind(**value)
     return value

@@ -20,7 +20,12 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend, GrepQuery, Shell, ShellCommand
 from deepacp.backends.sandbox import failure_hint
-from deepacp.harness.contracts import EditArtifact, ToolOutputSignal, ToolTerminalSignal
+from deepacp.harness.contracts import (
+    EditArtifact,
+    NoticeSignal,
+    ToolOutputSignal,
+    ToolTerminalSignal,
+)
 from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 from deepacp.secrets import clip
 
@@ -275,6 +280,8 @@ def execute_tool(shell: Shell) -> BaseTool:
 
         run = ShellCommand(command, timeout, forward, show_terminal, outside_sandbox)
         result = await shell.execute(run)
+        if result.notice is not None:
+            runtime.stream_writer(NoticeSignal(result.notice))
         lines = [output] if (output := result.output.rstrip("\n")) else []
         if result.exit_code != 0 and (hint := failure_hint(output, result.sandbox or "off")):
             lines.append(hint)

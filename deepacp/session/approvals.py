@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.globs import glob_matches
+from deepacp.backends.guard import GuardBreach
 from deepacp.backends.protocol import Backend
 from deepacp.backends.sandbox import QUIET_POLICIES, SandboxPolicy
 from deepacp.events import PermissionKind
@@ -92,6 +93,9 @@ class ApprovalPolicy:
     """Whether changing this file makes later commands run code (see CODE_EXECUTION_PATHS)."""
     sandbox: Callable[[], SandboxPolicy] = lambda: "off"
     """The sandbox policy commands run under now (`SandboxSetting.effective`)."""
+    breach: GuardBreach = field(default_factory=GuardBreach)
+    """What the sandbox's guard could not undo (`SandboxSetting.breach`): then the next
+    command is asked, in every mode but yolo, whatever was answered before."""
 
     def gated(self, name: str) -> bool:
         return name in GATED_TOOLS or name in self.extra_gated
@@ -125,6 +129,8 @@ class ApprovalPolicy:
             gate = True  # in every mode, whatever was answered before
         elif self.mode == "yolo":
             gate = False
+        elif name == EXECUTE and self.breach.take() is not None:
+            gate = True  # the user was told what a command left: this one waits for them
         elif name in MUTATING_FILE_TOOLS and self.runs_code_later(str(args.get("file_path"))):
             gate = True  # outranks accept-edits and "always allow"
         elif key in self.always_allow:

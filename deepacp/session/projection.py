@@ -39,6 +39,7 @@ from deepacp.harness.background import (
 from deepacp.harness.contracts import (
     GoalSignal,
     ModelRetrySignal,
+    NoticeSignal,
     ToolOutputSignal,
     ToolTerminalSignal,
 )
@@ -177,6 +178,8 @@ class LiveProjection:
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
         if mode == "custom" and isinstance(data, ModelRetrySignal):
             return [Notice(data.text)]  # a sub-agent's wait is the user's wait too
+        if mode == "custom" and isinstance(data, NoticeSignal):
+            return [Notice(data.notice)]  # so is what a sub-agent's command left
         if namespace:
             return []  # sub-agent internals stay inside their parent's card
         if mode == "messages":

@@ -129,6 +129,7 @@ class Session:
             sandbox = "off"
         self.sandbox = SandboxSetting(sandbox, unasked=record.mode == "accept-edits")
         self.policy.sandbox = lambda: self.sandbox.effective
+        self.policy.breach = self.sandbox.breach
         self._sandbox_told = False
         self._view = view
         self._review = review

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from deepacp.backends.guard import Guard, GuardOutcome
 from deepacp.backends.sandbox import Sandbox
 from deepacp.backends.shell import command_environment, kill_group, lifeline, shell_argv, watched
 from deepacp.secrets import redact
@@ -30,6 +31,8 @@ class HookRun:
     stdout: str
     stderr: str
     timed_out: bool = False
+    guarded: GuardOutcome | None = None
+    """What the sandbox's guard undid after it, and what it could not (None: unguarded)."""
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,14 @@ class Verdict:
 async def run_hook(
     command: str, payload: bytes, *, cwd: Path, timeout: float, sandbox: Sandbox | None
 ) -> HookRun:
-    """Run `command` as `sh -c` does, `payload` on its stdin, in `sandbox` when given."""
+    """Run `command` as `sh -c` does, `payload` on its stdin, in `sandbox` when given, with
+    the guard of a command that runs without asking."""
     argv = shell_argv(command)
+    guard: Guard | None = None
     if sandbox is not None:
-        argv = sandbox.wrap(argv, sandbox.setting.effective)
+        policy = sandbox.setting.effective
+        guard = await asyncio.to_thread(sandbox.guard, policy, hook=True)
+        argv = sandbox.wrap(argv, policy, guard)
     fd = lifeline()
     proc = await asyncio.create_subprocess_exec(
         *watched(argv, fd),
@@ -90,11 +97,14 @@ async def run_hook(
         if proc.returncode is None:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(proc.wait())
+        # Started here so that a cancelled hook is cleaned up after too (it runs on).
+        settled = asyncio.shield(asyncio.to_thread(guard.settle)) if guard is not None else None
     return HookRun(
         None if timed_out else proc.returncode,
         redact(out.decode("utf-8", "replace")),
         redact(err.decode("utf-8", "replace")),
         timed_out,
+        await settled if settled is not None else None,
     )
 
 

