@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from deepacp.backends.sandbox_view import HostView
+from deepacp.backends.userns import user_namespace_problem
+
 SandboxPolicy = Literal["workspace-write", "workspace-write+network", "read-only", "off"]
 POLICIES: tuple[SandboxPolicy, ...] = (
     "workspace-write",
@@ -142,11 +145,7 @@ def sandbox_problem() -> str | None:
         return f"bwrap could not start: {exc}"
     if done.returncode != 0:
         reason = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
-        return (
-            f"bwrap cannot create namespaces here ({reason}): allow unprivileged user "
-            "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an "
-            "AppArmor profile for bwrap)"
-        )
+        return f"bwrap cannot create namespaces here ({reason}): {user_namespace_problem(bwrap)}"
     return None
 
 
@@ -213,8 +212,8 @@ class Sandbox:
         candidates += [Path(p) for p in HIDDEN_SYSTEM_PATHS]
         found: dict[Path, None] = {}
         for path in candidates:
-            if path.exists():
-                found[path.resolve()] = None
+            if os.path.exists(path):
+                found[Path(os.path.realpath(path))] = None
         return list(found)
 
     def guard(self, policy: SandboxPolicy) -> Guard | None:
@@ -243,21 +242,15 @@ class Sandbox:
         if policy == "off" or bwrap is None:
             return list(argv)
         root = self.root.resolve()
-        roots = [root, *(r.resolve() for r in self.extra_roots if r.is_dir())]
-        tmp = Path("/tmp").resolve()
-        tools = [p for p in _tool_folders() if _within(p, tmp) and p != tmp]
+        roots = [root, *(r.resolve() for r in self.extra_roots if os.path.isdir(r))]
         hidden = self.hidden_paths()
+        view = HostView(roots, hidden)
         inside = [p for p in hidden if any(_within(p, r) and p != r for r in roots)]
-        outside = [
-            p
-            for p in hidden
-            if p not in inside and (not _within(p, tmp) or any(_within(p, t) for t in tools))
-        ]
+        outside = [p for p in hidden if p not in inside and view.shows(p)]
         args = [bwrap, *_isolation(network=policy == "workspace-write+network")]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        args += ["--size", str(PRIVATE_TMP_BYTES), "--tmpfs", str(tmp)]
-        for folder in tools:
-            args += ["--ro-bind", str(folder), str(folder)]
+        args += ["--size", str(PRIVATE_TMP_BYTES), "--tmpfs", str(view.tmp)]
+        args += view.covering()
         for path in outside:
             args += _hide(path)
         if policy == "workspace-write+network":
@@ -271,6 +264,7 @@ class Sandbox:
                 args += ["--bind", str(path), str(path)]
             for path in guard.bound:
                 args += ["--ro-bind", str(path), str(path)]
+        args += view.closing(outside, inside)
         for name, value in SANDBOX_ENV.items():
             args += ["--setenv", name, value]
         return [*args, "--chdir", str(root), "--", *argv]
@@ -333,16 +327,6 @@ def _first_missing(root: Path, path: Path) -> Path:
         if not os.path.lexists(current):
             return current
     return path
-
-
-def _tool_folders() -> list[Path]:
-    """Where the commands' tools live: deepacp's own Python environment and the PATH. Kept
-    visible (read-only) when they lie under the host's /tmp, which the sandbox replaces."""
-    found: dict[Path, None] = {}
-    for entry in [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]:
-        if entry and Path(entry).is_dir():
-            found[Path(entry).resolve()] = None
-    return list(found)
 
 
 def swept_note(removed: Sequence[Path], root: Path) -> str:
