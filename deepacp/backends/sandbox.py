@@ -5,7 +5,8 @@ the policy allows the network) network namespaces, with every capability dropped
 `no_new_privs` set (a setuid binary gains nothing): the whole filesystem read-only, the
 workspace read-write (`read-only`: read-only too), a private `/tmp` of bounded size, a
 fresh `/dev` and `/proc`, and `$DEEPACP_HOME`, the credential stores of `CREDENTIAL_PATHS`
-and the sockets under `/run` not there at all. When the command's process group is killed
+and the sockets under `/run` not there at all; the home folders, other programs' sockets
+and the agent variables as `sandbox_view` says. When the command's process group is killed
 (cancel, timeout, or the server's lifeline, see `shell.lifeline`) bwrap dies, and with it
 the namespace's first process: the kernel then kills every process left in the
 namespace, daemons that left the process group included.
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from deepacp.backends.sandbox_view import HostView
+from deepacp.backends.sandbox_view import HostView, usable_folder
 from deepacp.backends.userns import user_namespace_problem
 
 SandboxPolicy = Literal["workspace-write", "workspace-write+network", "read-only", "off"]
@@ -244,7 +245,7 @@ class Sandbox:
         root = self.root.resolve()
         roots = [root, *(r.resolve() for r in self.extra_roots if os.path.isdir(r))]
         hidden = self.hidden_paths()
-        view = HostView(roots, hidden)
+        view = HostView(roots, hidden, _tool_folders())
         inside = [p for p in hidden if any(_within(p, r) and p != r for r in roots)]
         outside = [p for p in hidden if p not in inside and view.shows(p)]
         args = [bwrap, *_isolation(network=policy == "workspace-write+network")]
@@ -327,6 +328,16 @@ def _first_missing(root: Path, path: Path) -> Path:
         if not os.path.lexists(current):
             return current
     return path
+
+
+def _tool_folders() -> list[Path]:
+    """Where the commands' tools live: deepacp's own Python environment and the PATH. Kept
+    visible (read-only) when they lie under the host's /tmp, which the sandbox replaces."""
+    found: dict[Path, None] = {}
+    for entry in [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]:
+        if entry and usable_folder(entry):
+            found[Path(entry).resolve()] = None
+    return list(found)
 
 
 def swept_note(removed: Sequence[Path], root: Path) -> str:

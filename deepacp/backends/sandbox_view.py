@@ -14,7 +14,6 @@ import os
 import pwd
 import re
 import stat
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,16 +111,6 @@ def usable_folder(path: str | Path) -> bool:
     return os.path.isdir(path) and os.access(path, os.R_OK | os.X_OK)
 
 
-def tool_folders() -> list[Path]:
-    """Where the commands' tools live: deepacp's own Python environment and the folders on
-    `PATH` this process can read (an unreadable one, as `sudo -E` leaves, is skipped)."""
-    found: dict[Path, None] = {}
-    for entry in [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]:
-        if entry and os.path.isabs(entry) and usable_folder(entry):
-            found[_real(entry)] = None
-    return list(found)
-
-
 @functools.cache
 def _passwd_home() -> str | None:
     try:
@@ -205,7 +194,9 @@ class HostView:
     folders that lie under them; `hidden` paths (credentials, `$DEEPACP_HOME`) are never
     bound back, not even through a link."""
 
-    def __init__(self, roots: Sequence[Path], hidden: Sequence[Path]) -> None:
+    def __init__(
+        self, roots: Sequence[Path], hidden: Sequence[Path], tools: Sequence[Path]
+    ) -> None:
         self.tmp = _real("/tmp")
         self.roots = list(roots)
         self.homes = [
@@ -224,7 +215,7 @@ class HostView:
         allowed = [f"{h}/{entry}" for h in user_homes() for entry in HOME_ALLOWED]
         allowed += SHARED_TOOLCHAINS
         wanted = [(_real(p), Path(p)) for p in allowed if os.path.lexists(p)]
-        wanted += [(t, t) for t in tool_folders()]
+        wanted += [(t, t) for t in tools]
         self.binds: list[tuple[Path, Path]] = []
         for source, dest in wanted:
             if dest in covered or not os.path.exists(source) or self.shows(dest):

@@ -7,6 +7,7 @@ Skipped, with the reason, where bubblewrap is missing or cannot create namespace
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import subprocess
@@ -88,14 +89,21 @@ class Host:
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-@pytest.fixture
-def host(runner: Runner) -> Iterator[Host]:
+@contextlib.contextmanager
+def hosted(runner: Runner) -> Iterator[Host]:
+    """A `Host` whose `deepacp` runs as `runner`, removed afterwards."""
     base = Path(tempfile.mkdtemp(prefix="deepacp-sandbox-", dir="/var/tmp"))
     base.chmod(0o755)
     try:
         yield Host(base, runner)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def host(runner: Runner) -> Iterator[Host]:
+    with hosted(runner) as made:
+        yield made
 
 
 async def run_commands(
