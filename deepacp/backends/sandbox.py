@@ -331,8 +331,9 @@ def _first_missing(root: Path, path: Path) -> Path:
 
 
 def _tool_folders() -> list[Path]:
-    """Where the commands' tools live: deepacp's own Python environment and the PATH. Kept
-    visible (read-only) when they lie under the host's /tmp, which the sandbox replaces."""
+    """Where the commands' tools live: deepacp's own Python environment and the PATH, but
+    for a folder we cannot read. Kept visible (read-only) where the sandbox hides what holds
+    them (the host's /tmp, a home folder)."""
     found: dict[Path, None] = {}
     for entry in [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]:
         if entry and usable_folder(entry):

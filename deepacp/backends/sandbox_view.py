@@ -135,17 +135,20 @@ def _system_folders() -> list[Path]:
 
 def hidden_homes() -> list[Path]:
     """The home folders a command does not see: the user's and every one under
-    `SYSTEM_HOMES`, outermost only; never a folder that holds the system."""
-    candidates = {*user_homes(), *(_real(p) for p in SYSTEM_HOMES if os.path.isdir(p))}
+    `SYSTEM_HOMES` it could enter (root's 0700 home is left to its mode: a mount less per
+    command), outermost only; never a folder that holds the system."""
+    entered = [p for p in SYSTEM_HOMES if os.path.isdir(p) and os.access(p, os.X_OK)]
+    candidates = {*user_homes(), *(_real(p) for p in entered)}
     system = _system_folders()
     homes = [h for h in candidates if not any(_within(h, s) or _within(s, h) for s in system)]
     return sorted(h for h in homes if not any(o != h and _within(h, o) for o in homes))
 
 
 def host_sockets() -> list[Path]:
-    """The unix sockets on the host's disk that a program listens on: those bound in this
-    network namespace (`/proc/net/unix`) and those mounted in from outside it (a
-    container's `docker.sock`), where they really are."""
+    """The unix sockets on the host's disk that a program listens on and we may connect
+    to (`connect` needs write permission): those bound in this network namespace
+    (`/proc/net/unix`) and those mounted in from outside it (a container's
+    `docker.sock`), where they really are."""
     names: set[str] = set()
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as table:
@@ -168,7 +171,7 @@ def host_sockets() -> list[Path]:
     found: dict[Path, None] = {}
     for name in names:
         try:
-            if not stat.S_ISSOCK(os.lstat(name).st_mode):
+            if not stat.S_ISSOCK(os.lstat(name).st_mode) or not os.access(name, os.W_OK):
                 continue
         except OSError:
             continue
