@@ -214,6 +214,13 @@ class HostView:
             _Mount(self.tmp),
             *(_Mount(h) for h in self.homes),
         ]
+        self.links = {  # a home reached through a link (/home/u -> /data/u) keeps its path
+            Path(home): real
+            for home in (os.environ.get("HOME"), _passwd_home())
+            if home and os.path.isabs(home)
+            for real in [_real(home)]
+            if real != Path(home) and os.path.isdir(real) and not self.shows(Path(home))
+        }
         covered = {self.tmp, *self.homes, *user_homes()}
         allowed = [f"{h}/{entry}" for h in user_homes() for entry in HOME_ALLOWED]
         allowed += SHARED_TOOLCHAINS
@@ -238,6 +245,8 @@ class HostView:
         args: list[str] = []
         for home in self.homes:
             args += ["--tmpfs", str(home)]
+        for home, real in self.links.items():
+            args += ["--symlink", str(real), str(home)]
         for source, dest in self.binds:
             args += ["--ro-bind", str(source), str(dest)]
         return args
