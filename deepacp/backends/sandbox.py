@@ -87,6 +87,7 @@ CREDENTIAL_PATHS = (
     ".local/share/keyrings",
     ".netrc",
     ".git-credentials",
+    ".config/git/credentials",
     ".npmrc",
     ".pypirc",
     ".pgpass",

@@ -221,8 +221,9 @@ class HostView:
             for real in [_real(home)]
             if real != Path(home) and os.path.isdir(real) and not self.shows(Path(home))
         }
-        covered = {self.tmp, *self.homes, *user_homes()}
-        allowed = [f"{h}/{entry}" for h in user_homes() for entry in HOME_ALLOWED]
+        mine = user_homes()
+        covered = {self.tmp, *self.homes, *mine}
+        allowed = [f"{h}/{entry}" for h in mine for entry in HOME_ALLOWED]
         allowed += SHARED_TOOLCHAINS
         wanted = [(_real(p), Path(p)) for p in allowed if os.path.lexists(p)]
         wanted += [(t, t) for t in tools]
