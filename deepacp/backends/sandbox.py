@@ -5,7 +5,8 @@ the policy allows the network) network namespaces, with every capability dropped
 `no_new_privs` set (a setuid binary gains nothing): the whole filesystem read-only, the
 workspace read-write (`read-only`: read-only too), a private `/tmp` of bounded size, a
 fresh `/dev` and `/proc`, and `$DEEPACP_HOME`, the credential stores of `CREDENTIAL_PATHS`
-and the sockets under `/run` not there at all. When the command's process group is killed
+and the sockets under `/run` not there at all; the home folders, other programs' sockets
+and the agent variables as `sandbox_view` says. When the command's process group is killed
 (cancel, timeout, or the server's lifeline, see `shell.lifeline`) bwrap dies, and with it
 the namespace's first process: the kernel then kills every process left in the
 namespace, daemons that left the process group included.
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Literal
 
 from deepacp.backends.guard import Guard, GuardBreach, guard_of
+from deepacp.backends.sandbox_view import HostView, usable_folder
+from deepacp.backends.userns import user_namespace_problem
 
 SandboxPolicy = Literal["workspace-write", "workspace-write+network", "read-only", "off"]
 POLICIES: tuple[SandboxPolicy, ...] = (
@@ -62,6 +65,7 @@ CREDENTIAL_PATHS = (
     ".local/share/keyrings",
     ".netrc",
     ".git-credentials",
+    ".config/git/credentials",
     ".npmrc",
     ".pypirc",
     ".pgpass",
@@ -121,11 +125,7 @@ def sandbox_problem() -> str | None:
         return f"bwrap could not start: {exc}"
     if done.returncode != 0:
         reason = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
-        return (
-            f"bwrap cannot create namespaces here ({reason}): allow unprivileged user "
-            "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an "
-            "AppArmor profile for bwrap)"
-        )
+        return f"bwrap cannot create namespaces here ({reason}): {user_namespace_problem(bwrap)}"
     return None
 
 
@@ -194,8 +194,8 @@ class Sandbox:
         candidates += [Path(p) for p in HIDDEN_SYSTEM_PATHS]
         found: dict[Path, None] = {}
         for path in candidates:
-            if path.exists():
-                found[path.resolve()] = None
+            if os.path.exists(path):
+                found[Path(os.path.realpath(path))] = None
         return list(found)
 
     def guard(self, policy: SandboxPolicy, *, hook: bool = False) -> Guard | None:
@@ -217,21 +217,15 @@ class Sandbox:
         if policy == "off" or bwrap is None:
             return list(argv)
         root = self.root.resolve()
-        roots = [root, *(r.resolve() for r in self.extra_roots if r.is_dir())]
-        tmp = Path("/tmp").resolve()
-        tools = [p for p in _tool_folders() if _within(p, tmp) and p != tmp]
+        roots = [root, *(r.resolve() for r in self.extra_roots if os.path.isdir(r))]
         hidden = self.hidden_paths()
+        view = HostView(roots, hidden, _tool_folders())
         inside = [p for p in hidden if any(_within(p, r) and p != r for r in roots)]
-        outside = [
-            p
-            for p in hidden
-            if p not in inside and (not _within(p, tmp) or any(_within(p, t) for t in tools))
-        ]
+        outside = [p for p in hidden if p not in inside and view.shows(p)]
         args = [bwrap, *_isolation(network=policy == "workspace-write+network")]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        args += ["--size", str(PRIVATE_TMP_BYTES), "--tmpfs", str(tmp)]
-        for folder in tools:
-            args += ["--ro-bind", str(folder), str(folder)]
+        args += ["--size", str(PRIVATE_TMP_BYTES), "--tmpfs", str(view.tmp)]
+        args += view.covering()
         for path in outside:
             args += _hide(path)
         if policy == "workspace-write+network":
@@ -245,17 +239,19 @@ class Sandbox:
                 args += ["--bind", str(path), str(path)]
             for path in guard.bound:
                 args += ["--ro-bind", str(path), str(path)]
+        args += view.closing(outside, inside)
         for name, value in SANDBOX_ENV.items():
             args += ["--setenv", name, value]
         return [*args, "--chdir", str(root), "--", *argv]
 
 
 def _tool_folders() -> list[Path]:
-    """Where the commands' tools live: deepacp's own Python environment and the PATH. Kept
-    visible (read-only) when they lie under the host's /tmp, which the sandbox replaces."""
+    """Where the commands' tools live: deepacp's own Python environment and the PATH, but
+    for a folder we cannot read. Kept visible (read-only) where the sandbox hides what holds
+    them (the host's /tmp, a home folder)."""
     found: dict[Path, None] = {}
     for entry in [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]:
-        if entry and Path(entry).is_dir():
+        if entry and usable_folder(entry):
             found[Path(entry).resolve()] = None
     return list(found)
 

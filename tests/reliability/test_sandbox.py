@@ -7,9 +7,10 @@ Skipped, with the reason, where bubblewrap is missing or cannot create namespace
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import shutil
 import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -20,6 +21,8 @@ import pytest
 from acp import schema as S
 
 from deepacp.backends.sandbox import sandbox_problem
+from tests.support.acp import start_agent
+from tests.support.users import Runner
 from tests.support.waits import marked, marked_pids, wait_for
 
 pytestmark = pytest.mark.skipif(
@@ -46,11 +49,14 @@ def card_text(card: dict) -> str:
 
 class Host:
     """A fake user on the host: a home with credentials, a $DEEPACP_HOME with a canary,
-    the workspace and a folder beside it. All under /var/tmp, not /tmp: the sandbox's /tmp
-    is private, which would hide them for a reason a real home does not have."""
+    the workspace and a folder beside it, all the `runner`'s (who runs `deepacp`). All
+    under /var/tmp, not /tmp: the sandbox's /tmp is private, which would hide them for a
+    reason a real home does not have."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, runner: Runner) -> None:
         self.base = base
+        self.runner = runner
+        self.python = runner.python
         self.workspace = base / "workspace"
         self.workspace.mkdir()
         self.user = base / "user"
@@ -69,25 +75,43 @@ class Host:
     def env(self) -> dict[str, str]:
         return {"HOME": str(self.user)}
 
+    def start(self, turns: list[dict], *, args: tuple = (), **kwargs: Any):
+        """`deepacp --stdio *args` started as the runner, over everything here made its."""
+        folder = self.base / "agent"
+        folder.mkdir(exist_ok=True)
+        self.runner.own(self.base)
+        kwargs = {"home": self.home, "workspace": self.workspace, "env": self.env, **kwargs}
+        return start_agent(folder, turns, command=self.runner.deepacp("--stdio", *args), **kwargs)
 
-@pytest.fixture
-def host() -> Iterator[Host]:
+    def requests(self) -> list[dict]:
+        """What the scripted model received."""
+        path = self.base / "agent" / "requests.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@contextlib.contextmanager
+def hosted(runner: Runner) -> Iterator[Host]:
+    """A `Host` whose `deepacp` runs as `runner`, removed afterwards."""
     base = Path(tempfile.mkdtemp(prefix="deepacp-sandbox-", dir="/var/tmp"))
+    base.chmod(0o755)
     try:
-        yield Host(base)
+        yield Host(base, runner)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.fixture
+def host(runner: Runner) -> Iterator[Host]:
+    with hosted(runner) as made:
+        yield made
+
+
 async def run_commands(
-    agent_factory, host: Host, calls: list[dict], *, mode: str = "yolo", args: tuple = ()
+    host: Host, calls: list[dict], *, mode: str = "yolo", args: tuple = ()
 ) -> tuple[Any, dict[str, str]]:
     """Run `calls` in one model message; the agent and each call's card text."""
     turns = [{"tool_calls": calls}, {"content": "done"}]
-    env = host.env
-    async with agent_factory(
-        turns, home=host.home, workspace=host.workspace, env=env, args=args
-    ) as agent:
+    async with host.start(turns, args=args) as agent:
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id=mode)
         await agent.prompt(session, "go")
@@ -95,7 +119,7 @@ async def run_commands(
         return agent, {call["id"]: card_text(cards.get(call["id"], {})) for call in calls}
 
 
-async def test_writes_outside_the_workspace_fail(agent_factory, tally, host: Host) -> None:
+async def test_writes_outside_the_workspace_fail(tally, host: Host) -> None:
     t = tally("sandbox: writes outside the workspace")
     etc = Path("/etc") / f"deepacp-{host.tag}"
     host_tmp = Path("/tmp") / f"deepacp-{host.tag}"
@@ -121,7 +145,7 @@ async def test_writes_outside_the_workspace_fail(agent_factory, tally, host: Hos
         ),
         execute("inside", "echo kept > made-inside.txt"),
     ]
-    agent, texts = await run_commands(agent_factory, host, calls)
+    agent, texts = await run_commands(host, calls)
     try:
         for name, path in targets.items():
             t.record(not path.exists(), f"{name}: {path} was written")
@@ -139,9 +163,7 @@ async def test_writes_outside_the_workspace_fail(agent_factory, tally, host: Hos
     t.check()
 
 
-async def test_credentials_and_deepacp_home_are_not_visible(
-    agent_factory, tally, host: Host, model_requests
-) -> None:
+async def test_credentials_and_deepacp_home_are_not_visible(tally, host: Host) -> None:
     t = tally("sandbox: credentials hidden")
     calls = [
         execute("ssh", "cat ~/.ssh/id_rsa; ls -a ~/.ssh"),
@@ -151,15 +173,15 @@ async def test_credentials_and_deepacp_home_are_not_visible(
         execute("link", f"ln -s {host.user}/.ssh keys && cat keys/id_rsa"),
         execute("proc", f"cat /proc/1/root{host.user}/.ssh/id_rsa"),
     ]
-    _, texts = await run_commands(agent_factory, host, calls)
-    everything = "\n".join(texts.values()) + "\n".join(map(str, model_requests()))
+    _, texts = await run_commands(host, calls)
+    everything = "\n".join(texts.values()) + "\n".join(map(str, host.requests()))
     for canary in (SSH_CANARY, AWS_CANARY, HOME_CANARY):
         t.record(canary not in everything, f"{canary} was read")
     t.record(all(texts[c["id"]] for c in calls), f"a card is empty: {texts}")
     t.check()
 
 
-async def test_no_network_reaches_a_local_listener(agent_factory, tally, host: Host) -> None:
+async def test_no_network_reaches_a_local_listener(tally, host: Host) -> None:
     t = tally("sandbox: network off")
     connections: list[int] = []
 
@@ -171,22 +193,22 @@ async def test_no_network_reaches_a_local_listener(agent_factory, tally, host: H
     port = server.sockets[0].getsockname()[1]
     probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), 5); print('in')"
     calls = [
-        execute("python", f'{sys.executable} -c "{probe}"'),
+        execute("python", f'{host.python} -c "{probe}"'),
         execute("bash-tcp", f"bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'"),
     ]
     async with server:
-        _, texts = await run_commands(agent_factory, host, calls)
+        _, texts = await run_commands(host, calls)
         t.record(connections == [], f"{len(connections)} connections reached the listener")
         t.record("outside_sandbox=true" in texts["python"], f"no hint: {texts['python']}")
         _, texts = await run_commands(
-            agent_factory, host, calls[:1], args=("--sandbox", "workspace-write+network")
+            host, calls[:1], args=("--sandbox", "workspace-write+network")
         )
         t.record(connections == [1], "workspace-write+network did not connect")
         t.record("[sandbox: workspace-write+network]" in texts["python"], texts["python"])
     t.check()
 
 
-async def test_the_disk_outside_cannot_be_filled(agent_factory, tally, host: Host) -> None:
+async def test_the_disk_outside_cannot_be_filled(tally, host: Host) -> None:
     t = tally("sandbox: disk outside the workspace")
     host_tmp, var_tmp = Path(f"/tmp/fill-{host.tag}"), Path(f"/var/tmp/fill-{host.tag}")
     calls = [
@@ -195,7 +217,7 @@ async def test_the_disk_outside_cannot_be_filled(agent_factory, tally, host: Hos
         execute("var-tmp", f"dd if=/dev/zero of={var_tmp} bs=1M count=4"),
     ]
     try:
-        _, texts = await run_commands(agent_factory, host, calls)
+        _, texts = await run_commands(host, calls)
         t.record("No space left on device" in texts["tmp"], f"private /tmp: {texts['tmp']}")
         t.record(not (host.user / "fill").exists(), "filled the home folder")
         t.record(not var_tmp.exists(), "filled /var/tmp")
@@ -206,14 +228,12 @@ async def test_the_disk_outside_cannot_be_filled(agent_factory, tally, host: Hos
     t.check()
 
 
-async def test_cancel_leaves_no_process_behind(agent_factory, tally, host: Host) -> None:
+async def test_cancel_leaves_no_process_behind(tally, host: Host) -> None:
     t = tally("sandbox: cancel kills the tree")
     mark = uuid.uuid4().hex
     daemon = "setsid sh -c 'sleep 300' & nohup sleep 300 >/dev/null 2>&1 & (sleep 300 &)"
     turns = [{"tool_calls": [execute("c", marked(f"{daemon}; sleep 300", mark))]}]
-    async with agent_factory(
-        turns, home=host.home, workspace=host.workspace, env=host.env
-    ) as agent:
+    async with host.start(turns) as agent:
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
         turn = asyncio.create_task(agent.prompt(session, "go"))
@@ -236,10 +256,10 @@ FIXTURE = {
 }
 
 
-async def test_builds_and_tests_inside_the_workspace_work(agent_factory, tally, host: Host) -> None:
+async def test_builds_and_tests_inside_the_workspace_work(tally, host: Host) -> None:
     t = tally("sandbox: work inside the workspace")
     calls = [
-        execute("pytest", f"{sys.executable} -m pytest -q"),
+        execute("pytest", f"{host.python} -m pytest -q"),
         execute("git", "git add calc.py && git status --short"),
     ]
     if shutil.which("npm"):
@@ -248,7 +268,7 @@ async def test_builds_and_tests_inside_the_workspace_work(agent_factory, tally, 
     for name, text in FIXTURE.items():
         (workspace / name).write_text(text)
     await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
-    _, texts = await run_commands(agent_factory, host, calls, mode="accept-edits")
+    _, texts = await run_commands(host, calls, mode="accept-edits")
     t.record("1 passed" in texts["pytest"], f"pytest: {texts['pytest']}")
     t.record("A  calc.py" in texts["git"], f"git: {texts['git']}")
     t.record((workspace / ".git" / "index").exists(), "git wrote nothing")

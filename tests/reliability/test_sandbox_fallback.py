@@ -94,6 +94,8 @@ def test_doctor_and_run_report_the_missing_sandbox_with_the_fix(
     t.record(doctor.returncode == 0, f"doctor exit {doctor.returncode}: {doctor.stdout}")
     t.record(len(lines) == 1 and lines[0].startswith("warn"), f"doctor: {doctor.stdout}")
     t.record(bool(lines) and FIXES[how] in lines[0], f"no fix: {lines}")
+    named = f"(uid {os.geteuid()})"  # whose user namespaces are missing
+    t.record(how == "missing" or (bool(lines) and named in lines[0]), f"no user: {lines}")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     run = subprocess.run(

@@ -18,8 +18,9 @@ import pytest
 from acp import RequestError
 
 from deepacp.backends.sandbox import POLICIES, sandbox_problem
-from tests.reliability.test_sandbox import card_text, execute
+from tests.reliability.test_sandbox import Host, card_text, execute, hosted
 from tests.support.acp import DEEPACP
+from tests.support.users import Runner
 
 pytestmark = pytest.mark.skipif(
     sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
@@ -281,11 +282,17 @@ async def test_editor_terminals_run_the_wrapped_command_under_the_users_card(
     t.check()
 
 
+@pytest.fixture
+def host(runner: Runner) -> Iterator[Host]:
+    with hosted(runner) as made:
+        yield made
+
+
 async def test_additional_workspace_folders_are_writable_like_the_workspace(
-    agent_factory, tally, outside: Path
+    tally, host: Host
 ) -> None:
     t = tally("sandbox: additional directories")
-    extra, elsewhere = outside / "extra", outside / "elsewhere"
+    extra, elsewhere = host.beside / "extra", host.beside / "elsewhere"
     extra.mkdir()
     elsewhere.mkdir()
     calls = [
@@ -293,7 +300,7 @@ async def test_additional_workspace_folders_are_writable_like_the_workspace(
         execute("other", f"echo x > {elsewhere}/x"),
     ]
     turns = [{"tool_calls": calls}, {"content": "ok"}]
-    async with agent_factory(turns) as agent:
+    async with host.start(turns) as agent:
         response = await agent.conn.new_session(
             cwd=str(agent.workspace), mcp_servers=[], additional_directories=[str(extra)]
         )
