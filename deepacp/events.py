@@ -213,3 +213,6 @@ class PermissionRequest:
     kind: ToolKind = "other"
     diff: FileDiff | None = None
     locations: tuple[Location, ...] = ()
+    outside_sandbox: bool = False
+    """A command asks to run outside the sandbox: only the user answers that, never a
+    setting that answers for them (the LSP face's `shell = "allow"`)."""

@@ -100,7 +100,10 @@ class TerminalHandler:
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
         if not self.interactive:
-            self._print(f"   denied (no terminal to ask; use --mode yolo): {request.title}")
+            way = "use --mode yolo"
+            if request.outside_sandbox:  # asked in every mode: yolo does not answer it
+                way = "--sandbox off runs every command unsandboxed"
+            self._print(f"   denied (no terminal to ask; {way}): {request.title}")
             return "reject_once"
         self._print(f"   allow {request.title!r}?")
         answer = await asyncio.to_thread(input, "   [y]es, [a]lways, [n]o: ")

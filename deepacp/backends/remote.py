@@ -44,6 +44,7 @@ from deepacp.backends.shell import (
     command_environment,
     run_streamed,
 )
+from deepacp.backends.slots import CommandSlots
 from deepacp.errors import RemoteUnavailable
 
 OPERATION_TIMEOUT = 60.0
@@ -53,6 +54,8 @@ MAX_FILES = 200_000
 PARALLEL = 4
 """File operations, and commands, at once over one runner (ssh allows 10 sessions on a
 connection by default: both together stay under it)."""
+BACKGROUND_COMMANDS = 2
+"""Of the commands at once, background tasks' at most (the turn's own keep the rest)."""
 
 EXECUTE = """cd -- "$1" || exit 126
 exec 3<&0
@@ -83,12 +86,12 @@ class RemoteShell:
         self.default_timeout = default_timeout
         self.max_output = max_output
         self.env = command_environment()
-        self._slots = asyncio.Semaphore(PARALLEL)
+        self._slots = CommandSlots(PARALLEL, BACKGROUND_COMMANDS)
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         timeout = checked_timeout(run, self.default_timeout)
         argv = self.runner.argv(["sh", "-c", EXECUTE, "sh", self.root, run.command])
-        async with self._slots:
+        async with self._slots.held():
             return await run_streamed(
                 argv,
                 cwd=Path("/"),

@@ -18,6 +18,7 @@ from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.guard import Guard
 from deepacp.backends.protocol import ExecuteResult, OutputCallback, ShellCommand
 from deepacp.backends.sandbox import Sandbox, SandboxPolicy, SandboxSetting
+from deepacp.backends.slots import CommandSlots
 from deepacp.secrets import redact, secrets_in
 
 DEFAULT_TIMEOUT = 120.0
@@ -25,6 +26,8 @@ MAX_TIMEOUT = 3600.0
 DEFAULT_MAX_OUTPUT = 1_000_000
 MAX_PARALLEL_COMMANDS = 8
 """Commands running at once; more (a model message with 1,000 calls) wait their turn."""
+MAX_BACKGROUND_COMMANDS = 4
+"""Of those, background tasks' at most: the rest stay free for the turn's own commands."""
 
 KEEP_ENV = "DEEPACP_KEEP_ENV"
 """Comma-separated names of secret variables that commands may have all the same."""
@@ -141,7 +144,8 @@ class LocalShell:
 
     Each command runs in its own process group; on timeout or cancel the whole group is
     killed, and so it is when this process dies (see `lifeline`). At most
-    `MAX_PARALLEL_COMMANDS` run at once. With a `sandbox` setting, commands run in the
+    `MAX_PARALLEL_COMMANDS` run at once, background tasks' taking at most
+    `MAX_BACKGROUND_COMMANDS` of them. With a `sandbox` setting, commands run in the
     sandbox its policy describes (a command approved to run outside it excepted); without
     one they are not sandboxed, and approvals are what protects the user.
     """
@@ -164,7 +168,7 @@ class LocalShell:
         self.sandbox = None
         if sandbox is not None:
             self.sandbox = Sandbox(root, sandbox, tuple(hidden), tuple(extra_roots))
-        self._slots = asyncio.Semaphore(MAX_PARALLEL_COMMANDS)
+        self._slots = CommandSlots(MAX_PARALLEL_COMMANDS, MAX_BACKGROUND_COMMANDS)
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         timeout = checked_timeout(run, self.default_timeout)
@@ -181,7 +185,7 @@ class LocalShell:
     ) -> ExecuteResult:
         """`argv` (already wrapped as it must run) in the root, when its turn among the
         running commands comes."""
-        async with self._slots:
+        async with self._slots.held():
             return await self._run(argv, timeout, on_output)
 
     async def _run(

@@ -11,12 +11,13 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from deepacp.backends.slots import in_background
 from deepacp.backends.state import FilesUpdate
 from deepacp.harness.middleware.subagents import files_delta, final_report
 from deepacp.harness.names import MUTATING_FILE_TOOLS
@@ -25,6 +26,9 @@ from deepacp.harness.usage import USAGE_KEY
 TaskStatus = Literal["running", "finished", "failed", "cancelled", "lost"]
 BACKGROUND_KEY = "background_tasks"
 RECURSION_LIMIT = 1000
+MAX_RUNNING_TASKS = 4
+"""Background tasks running at once in a session; a start beyond it is refused. Their
+commands share `MAX_BACKGROUND_COMMANDS` of the command slots (`deepacp.backends.slots`)."""
 LOST = (
     "It stopped when its session closed or deepacp restarted, and its work was not kept; "
     "start it again if it is still needed."
@@ -73,10 +77,18 @@ class Outcome:
     usage: Any = None
 
 
+class TaskRefused(Exception):
+    """A task this runner will not start now, said in one line for the model."""
+
+
 class BackgroundRunner(Protocol):
     """Where background tasks run."""
 
-    async def start(self, task_id: str, agent: Any, payload: dict[str, Any]) -> None: ...
+    async def start(
+        self, task_id: str, agent: Any, payload: dict[str, Any], call_id: str | None = None
+    ) -> None:
+        """Start the task (`call_id`: the tool call that starts it), or `TaskRefused`."""
+        ...
 
     async def outcome(self, task_id: str) -> Outcome:
         """`lost` for a task this runner cannot find."""
@@ -130,29 +142,60 @@ def changed_files(messages: Sequence[Any]) -> tuple[str, ...]:
     return tuple(paths)
 
 
+@dataclass(frozen=True)
+class Started:
+    """Where a task came from: the prompt whose turn started it (its restore point's message
+    id; None: not known) and the tool call that did."""
+
+    prompt: str | None
+    call_id: str | None
+
+
 class InProcessTasks:
     """Background tasks as asyncio tasks of this process, owned by one session.
 
     Each runs in a fresh context (not inside the tool call that started it, which ends
-    at once). `on_end` is awaited once a task has ended by itself (not when cancelled),
-    so the session can show it.
+    at once), marked as background work (`in_background`). At most `MAX_RUNNING_TASKS` run
+    at once. `on_end` is awaited once a task has ended by itself or was stopped with its
+    turn (not when the agent cancelled it), so the session can show it. `prompt` names the
+    prompt whose turn is running, so a cancel or rewind can stop that turn's tasks.
     """
 
-    def __init__(self, on_end: Callable[[str], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self,
+        on_end: Callable[[str], Awaitable[None]] | None = None,
+        prompt: Callable[[], str | None] = lambda: None,
+    ) -> None:
         self.on_end = on_end
+        self.prompt = prompt
         self._tasks: dict[str, asyncio.Task[Outcome]] = {}
         self._inboxes: dict[str, list[str]] = {}
         self._telling: set[asyncio.Task[None]] = set()
+        self._started: dict[str, Started] = {}
+        self._stopped: dict[str, str] = {}
+        """Tasks stopped with their turn: why."""
 
-    async def start(self, task_id: str, agent: Any, payload: dict[str, Any]) -> None:
+    def running(self) -> int:
+        return sum(not task.done() for task in self._tasks.values())
+
+    async def start(
+        self, task_id: str, agent: Any, payload: dict[str, Any], call_id: str | None = None
+    ) -> None:
+        if self.running() >= MAX_RUNNING_TASKS:  # no await before the task is counted
+            raise TaskRefused(
+                f"not started: {MAX_RUNNING_TASKS} background tasks are running, the most a "
+                "session runs at once; wait for one to finish (check_background_task) or "
+                "cancel one, or do this work yourself"
+            )
         self._inboxes[task_id] = []
+        self._started[task_id] = Started(self.prompt(), call_id)
         run = self._run(task_id, agent, payload)
         task = asyncio.create_task(run, context=contextvars.Context())
         self._tasks[task_id] = task
         task.add_done_callback(lambda done: self._ended(task_id, done))
 
     def _ended(self, task_id: str, task: asyncio.Task[Outcome]) -> None:
-        if self.on_end is None or task.cancelled():
+        if self.on_end is None or (task.cancelled() and task_id not in self._stopped):
             return
         telling = asyncio.ensure_future(self._tell(task_id))
         self._telling.add(telling)
@@ -165,6 +208,7 @@ class InProcessTasks:
 
     async def _run(self, task_id: str, agent: Any, payload: dict[str, Any]) -> Outcome:
         _running_task.set(task_id)
+        in_background.set(True)
         try:
             final = await agent.ainvoke(payload, {"recursion_limit": RECURSION_LIMIT})
         except asyncio.CancelledError:
@@ -194,7 +238,9 @@ class InProcessTasks:
             return Outcome("lost")
         if not task.done():
             return Outcome("running")
-        return Outcome("cancelled") if task.cancelled() else task.result()
+        if task.cancelled():
+            return Outcome("cancelled", self._stopped.get(task_id, ""))
+        return task.result()
 
     async def send(self, task_id: str, message: str) -> bool:
         if self.status(task_id) != "running":
@@ -209,6 +255,22 @@ class InProcessTasks:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         return True
+
+    async def stop(self, prompts: Collection[str | None], why: str) -> dict[str, Started]:
+        """Cancel the running tasks the turns of `prompts` started, saying `why` to whoever
+        checks them; the ones stopped, and where each came from."""
+        stopped = {
+            task_id: started
+            for task_id, started in self._started.items()
+            if started.prompt is not None
+            and started.prompt in prompts
+            and not self._tasks[task_id].done()
+        }
+        for task_id in stopped:
+            self._stopped[task_id] = why
+            self._tasks[task_id].cancel()
+        await asyncio.gather(*(self._tasks[t] for t in stopped), return_exceptions=True)
+        return stopped
 
     async def inbox(self) -> Sequence[BaseMessage]:
         task_id = _running_task.get()

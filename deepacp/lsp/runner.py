@@ -137,7 +137,7 @@ class LspHandler:
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
         policy = self.ls.options.shell
-        if policy == "allow":
+        if policy == "allow" and not request.outside_sandbox:
             return "allow_once"
         if policy == "deny":
             return "reject_once"

@@ -97,8 +97,8 @@ class InterruptResolver:
         assert self.hooks is not None
         fields = {"tool_name": call.name, "tool_call_id": call.tool_call_id, "tool_args": call.args}
         found = await self.hooks.decide("permission_request", fields)
-        if found.decision == "allow":
-            return APPROVE
+        if found.decision == "allow" and not self.policy.escapes_sandbox(call.name, call.args):
+            return APPROVE  # running outside the sandbox is the user's to approve, alone
         if found.decision == "deny":
             return {
                 "type": "reject",
@@ -120,9 +120,12 @@ class InterruptResolver:
         if (task := self.policy.task_of.get(call.tool_call_id)) is not None:
             title, shown_on = f"Sub-agent: {title}", task  # the parent's card, which the user sees
         options = permission_options(APPROVAL_DECISIONS)
-        if self.policy.escapes_sandbox(call.name, call.args):
+        escape = self.policy.escapes_sandbox(call.name, call.args)
+        if escape:
             title, options = f"Run outside the sandbox: {title}", ESCAPE_OPTIONS
-        return PermissionRequest(shown_on, title, options, card.kind, card.diff, card.locations)
+        return PermissionRequest(
+            shown_on, title, options, card.kind, card.diff, card.locations, escape
+        )
 
 
 def allows(answer: PermissionKind) -> bool:

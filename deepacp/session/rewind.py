@@ -30,6 +30,7 @@ from deepacp.backends.protocol import (
     Shell,
     ShellCommand,
 )
+from deepacp.backends.slots import in_background
 from deepacp.session.blobs import digest
 from deepacp.session.snapshots import MissingContent, RestorePoint, RestorePoints
 from deepacp.session.store import SessionRecord
@@ -74,22 +75,28 @@ def on_disk(backend: Backend, path: str) -> tuple[Path, str]:
 
 class ScanningShell:
     """A shell whose commands are bracketed by workspace scans, so that what they create,
-    change or delete is kept in the running turn's restore point."""
+    change or delete is kept in the restore point of the turn running when they start
+    (a background task's, between turns: in the last one, see `RestorePoints.target`).
+    `files` reads what a command left, as the agent sees it."""
 
-    def __init__(self, inner: Shell, points: RestorePoints) -> None:
+    def __init__(self, inner: Shell, points: RestorePoints, files: Backend) -> None:
         self.inner = inner
         self.points = points
+        self.files = files
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
-        if self.points.recording is None:
+        point = self.points.target(late=in_background.get())
+        if point is None:
             return await self.inner.execute(run)
         before = await asyncio.to_thread(self._in_turn, self.points.before_command)
         try:
             return await self.inner.execute(run)
         finally:
-            await asyncio.shield(
-                asyncio.to_thread(self._in_turn, self.points.after_command, before)
-            )
+            after = self.points.after_command
+            changed = await asyncio.shield(asyncio.to_thread(self._in_turn, after, before, point))
+            if point is not self.points.recording:  # a late change: note what it left
+                for path in changed:
+                    self.points.settle(point, path, await current(self.files, path))
 
     def _in_turn(self, scan: Callable[..., T], *args: Any) -> T:
         """`scan` while no other command's scan runs (they share the restore point)."""
@@ -108,7 +115,7 @@ class RecordingBackend(DelegatingBackend[Backend]):
     @property
     def shell(self) -> Shell | None:
         inner = self.inner.shell
-        return None if inner is None else ScanningShell(inner, self.points)
+        return None if inner is None else ScanningShell(inner, self.points, self.inner)
 
     def relative(self, path: str) -> str | None:
         """`path` relative to the workspace root, or None when it lives elsewhere."""
@@ -123,27 +130,46 @@ class RecordingBackend(DelegatingBackend[Backend]):
         except ValueError:
             return None
 
-    async def _keep(self, path: str) -> None:
+    async def _keep(self, path: str) -> tuple[RestorePoint, str] | None:
+        """Keep `path`'s content before the change about to be made, in the point
+        `RestorePoints.target` names; that point and the relative path (None: not kept)."""
         relative = self.relative(path)
-        if relative is not None and self.points.changing(relative):
+        point = self.points.target(late=in_background.get())
+        if relative is None or point is None:
+            return None
+        if self.points.changing(relative, point):
             try:
                 content = await current(self.inner, relative)
             except BackendError:  # it leads outside, is no regular file, or is too large
-                self.points.lose(relative)
-                return
+                self.points.lose(relative, point)
+                return point, relative
             name = None if content is None else self.points.keep(relative, content)
             if content is not None and name is None:
-                self.points.lose(relative)
+                self.points.lose(relative, point)
             else:
-                self.points.note(relative, name)
+                self.points.note(relative, name, point)
+        return point, relative
+
+    async def _settle(self, kept: tuple[RestorePoint, str] | None) -> None:
+        """After a late change (its point's turn has ended): note what it left."""
+        if kept is not None and kept[0] is not self.points.recording:
+            point, relative = kept
+            try:
+                now = await current(self.inner, relative)
+            except BackendError:  # what it left cannot be read back: it cannot be restored
+                self.points.lose(relative, point)
+                return
+            self.points.settle(point, relative, now)
 
     async def write_text(self, path: str, content: str) -> None:
-        await self._keep(path)
+        kept = await self._keep(path)
         await self.inner.write_text(path, content)
+        await self._settle(kept)
 
     async def delete(self, path: str) -> None:
-        await self._keep(path)
+        kept = await self._keep(path)
         await self.inner.delete(path)
+        await self._settle(kept)
 
 
 async def finish_turn(backend: Backend, points: RestorePoints) -> None:

@@ -57,6 +57,7 @@ from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish
 from deepacp.session.snapshots import RestorePoint, RestorePoints
 from deepacp.session.store import Records, SessionRecord, SessionStore
 from deepacp.session.threads import ServerThreads
+from deepacp.session.turn_tasks import CANCELLED, REWOUND, stop_turn_tasks
 from deepacp.session.workspace import ReviewSource, WorkspaceView, session_backend
 
 log = logging.getLogger(__name__)
@@ -240,7 +241,9 @@ class Session:
             if self.background is None and self._offers_background:
                 from deepacp.harness.background import InProcessTasks
 
-                self.background = InProcessTasks(on_end=self._background_ended)
+                self.background = InProcessTasks(
+                    self._background_ended, lambda: self.last_message_id
+                )
             self._graph = await asyncio.to_thread(  # a quarter second of CPU, or more
                 build_session_agent,
                 model,
@@ -546,6 +549,9 @@ class Session:
         found = await conflicts(self.backend, points)
         if found and not (force or keep):
             return Restored(conflicts=found)
+        await stop_turn_tasks(
+            self.background, {p.message_id for p in points}, REWOUND, self.handler
+        )
         kept = await self.fork()
         done = await restore(
             self.backend, self.restore_points, points, set() if force else set(found)
@@ -583,6 +589,7 @@ class Session:
 
     async def _turn(self, content: str | list[dict]) -> StopReason:
         self.last_turn_usage, self.last_message_id = TokenUsage(), None
+        known = len(self.restore_points.points)  # the turn's prompts come after these
         # The task covers the wait for the graph (and MCP start-up), so cancel works there too.
         self._task = task = asyncio.create_task(self._steered(content))
         try:
@@ -590,6 +597,8 @@ class Session:
         except (asyncio.CancelledError, TurnCancelled):
             if _being_cancelled():
                 raise asyncio.CancelledError from None  # we are being stopped (shutdown)
+            prompts = [p.message_id for p in self.restore_points.points[known:]]
+            await stop_turn_tasks(self.background, prompts, CANCELLED, self.handler)
             return "cancelled"
         finally:
             self._task = None

@@ -65,7 +65,9 @@ class ServerTasks:
         )
         self._known[task_id] = "running"
 
-    async def start(self, task_id: str, agent: Any, payload: dict[str, Any]) -> None:
+    async def start(
+        self, task_id: str, agent: Any, payload: dict[str, Any], call_id: str | None = None
+    ) -> None:
         metadata = {"deepacp_parent": self.parent_thread, "deepacp_task": task_id}
         await self.client.threads.create(
             thread_id=self.thread_of(task_id), metadata=metadata, if_exists="do_nothing"

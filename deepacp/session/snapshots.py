@@ -168,23 +168,41 @@ class RestorePoints:
         self.save()
         return self.recording.message_id
 
-    def changing(self, path: str) -> bool:
-        """Whether the running turn has yet to keep `path`'s content from before it."""
-        return self.recording is not None and path not in self.recording.before
+    def target(self, late: bool = False) -> RestorePoint | None:
+        """The point a change made now is kept in: the running turn's; for a `late` change
+        (a background task's) made between turns, the last one, as if its turn went on."""
+        if self.recording is not None or not late:
+            return self.recording
+        return self.points[-1] if self.points else None
 
-    def lose(self, path: str) -> None:
-        """`path`'s content before the running turn could not be kept."""
-        point = self.recording
-        if point is not None and self.changing(path) and path not in point.lost:
+    def changing(self, path: str, point: RestorePoint | None = None) -> bool:
+        """Whether the running turn (or `point`) has yet to keep `path`'s content from
+        before it."""
+        point = point or self.recording
+        return point is not None and path not in point.before
+
+    def lose(self, path: str, point: RestorePoint | None = None) -> None:
+        """`path`'s content before the running turn (or `point`) could not be kept."""
+        point = point or self.recording
+        if point is not None and self.changing(path, point) and path not in point.lost:
             point.lost.append(path)
             self.save()
 
-    def note(self, path: str, blob: str | None) -> None:
-        """Keep `blob` (None: no file) as `path`'s content before the running turn."""
-        if self.recording is not None and self.changing(path):
-            self.recording.before[path] = blob
+    def note(self, path: str, blob: str | None, point: RestorePoint | None = None) -> None:
+        """Keep `blob` (None: no file) as `path`'s content before the running turn (or
+        `point`)."""
+        point = point or self.recording
+        if point is not None and self.changing(path, point):
+            point.before[path] = blob
             if blob in self._in_git:
-                self.recording.git[blob] = self._in_git[blob]
+                point.git[blob] = self._in_git[blob]
+            self.save()
+
+    def settle(self, point: RestorePoint, path: str, data: bytes | None) -> None:
+        """A late change to `path` left `data` (None: no file): when `point`'s turn has
+        ended, that is what its turn left, so a rewind does not take it for the user's."""
+        if point is not self.recording and path in point.before:
+            point.after[path] = None if data is None else digest(data)
             self.save()
 
     def finish(self, now: dict[str, bytes | None]) -> None:
@@ -251,16 +269,19 @@ class RestorePoints:
             self._save_held()
         return stamps
 
-    def after_command(self, before: dict[str, Stamp]) -> None:
-        """Note what the command created, changed or deleted (compared with `before`)."""
+    def after_command(
+        self, before: dict[str, Stamp], point: RestorePoint | None = None
+    ) -> list[str]:
+        """Note what the command created, changed or deleted (compared with `before`) in
+        the running turn's point (or `point`); the files it changed."""
         after = self.scan()
-        for path in before.keys() | after.keys():
-            if before.get(path) == after.get(path):
-                continue
+        changed = [p for p in before.keys() | after.keys() if before.get(p) != after.get(p)]
+        for path in changed:
             known = self._known.get(path)
             if path not in before:
-                self.note(path, None)
+                self.note(path, None, point)
             elif known is not None and known[0] == before[path]:
-                self.note(path, known[1])
+                self.note(path, known[1], point)
             else:
-                self.lose(path)
+                self.lose(path, point)
+        return changed

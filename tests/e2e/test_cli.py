@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from deepacp import __version__
+from deepacp.backends.sandbox import sandbox_problem
 
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
 
@@ -71,6 +74,22 @@ def test_run_denies_gated_calls_without_a_terminal(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "denied (no terminal to ask" in result.stdout
     assert (tmp_path / "a.py").read_text() == "x = 1\n"
+
+
+def test_run_in_yolo_mode_does_not_run_a_command_outside_the_sandbox(tmp_path: Path) -> None:
+    if sandbox_problem() is not None:
+        pytest.skip(f"no sandbox here: {sandbox_problem()}")
+    target = Path("/var/tmp") / f"deepacp-outside-{os.getpid()}-{tmp_path.name}.txt"
+    escape = {"command": f"touch {target}", "outside_sandbox": True}
+    turns = [{"tool_calls": [{"id": "x", "name": "execute", "args": escape}]}, {"content": "ok"}]
+    env = {"DEEPACP_HOME": str(tmp_path / "home")}
+    model = write_script(tmp_path, turns)
+    result = run("run", "--mode", "yolo", "--model", model, "go", cwd=tmp_path, env=env)
+    ran = target.exists()
+    target.unlink(missing_ok=True)
+    assert result.returncode == 0, result.stderr
+    assert not ran
+    assert "denied (no terminal to ask; --sandbox off runs every command" in result.stdout
 
 
 def test_run_in_yolo_mode_edits_and_shows_the_diff(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -524,6 +525,30 @@ async def test_shell_commands_ask_through_show_message_request(
     client.answer = "Deny"
     await execute(client, "deepacp.edit", {"uri": uri, "instruction": "run again"})
     assert not (tmp_path / "denied.txt").exists()
+
+
+@pytest.mark.skipif(sandbox_problem() is not None, reason="no sandbox to run outside of")
+async def test_running_outside_the_sandbox_is_asked_even_when_shell_is_allow(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "calc.py").write_text(DISK)
+    outside = Path(tempfile.mkdtemp(prefix="deepacp-outside-", dir="/var/tmp"))
+    escape = f"touch {outside}/out.txt"
+    args = {"command": escape, "outside_sandbox": True}
+    turns = [{"tool_calls": [{"id": "x", "name": "execute", "args": args}]}, {"content": "ok"}]
+    await start(client, tmp_path, turns, shell="allow")
+    client.answer = "Deny"
+    uri = open_document(client, tmp_path / "calc.py", DISK)
+    await execute(client, "deepacp.edit", {"uri": uri, "instruction": "run it outside"})
+    ran = (outside / "out.txt").exists()
+    shutil.rmtree(outside)
+    assert not ran  # shell = "allow" does not answer for the user
+    if client.capabilities.window.show_message is None:  # Emacs: nobody to ask, so denied
+        assert client.message_requests == []
+        return
+    [asked] = client.message_requests
+    assert f"Run outside the sandbox: {escape}" in asked.message
+    assert [a.title for a in asked.actions] == ["Allow once", "Deny"]
 
 
 async def test_instruction_comments_and_diagnostics_offer_edits(

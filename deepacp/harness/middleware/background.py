@@ -33,6 +33,7 @@ from deepacp.harness.background import (
     LOST,
     BackgroundRunner,
     TaskRecord,
+    TaskRefused,
     merge_tasks,
     shown_status,
 )
@@ -179,7 +180,11 @@ class BackgroundTasksMiddleware(AgentMiddleware):
             known = ", ".join(sorted(self.agents))
             raise ToolException(f"unknown subagent_type {subagent_type!r}; use one of: {known}")
         task_id = task_id_for(runtime.tool_call_id, _records(runtime))
-        await self.runner.start(task_id, agent, child_input(runtime.state or {}, brief))
+        payload = child_input(runtime.state or {}, brief)
+        try:
+            await self.runner.start(task_id, agent, payload, runtime.tool_call_id)
+        except TaskRefused as refused:
+            raise ToolException(str(refused)) from None
         record = TaskRecord(
             id=task_id,
             description=brief,
@@ -220,6 +225,8 @@ class BackgroundTasksMiddleware(AgentMiddleware):
             text = f"Background task {task_id} failed: {outcome.report}"
         elif outcome.status == "lost":
             text = f"Background task {task_id} is lost. {LOST}"
+        elif outcome.report:  # stopped with the turn that started it
+            text = f"Background task {task_id} was stopped: {outcome.report}."
         else:
             text = f"Background task {task_id} was cancelled."
         return _answer(runtime, name, text, **update)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from deepacp.backends.sandbox import Sandbox
-from deepacp.events import Notice, PermissionKind, PermissionRequest, StopReason
+from deepacp.events import Notice, StopReason
 from deepacp.harness.contracts import ALLOW, HookDecision
 from deepacp.secrets import clip, redact_any, secret_values
 from deepacp.session.handler import SessionHandler
@@ -28,7 +28,7 @@ from deepacp.session.hooks.config import (
     read_hooks,
 )
 from deepacp.session.hooks.process import Verdict, run_hook, verdict
-from deepacp.session.hooks.trust import HookTrust
+from deepacp.session.hooks.trust import HookTrust, trust_question
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +43,6 @@ MAX_WAITING = 256
 """Non-blocking hooks waiting or running; beyond it a hook is dropped (and logged)."""
 MAX_STOP_CONTINUES = 1
 """How many times per turn a stop hook can send the agent back to work."""
-TRUST_CALL_ID = "hooks-trust"
-TRUST_OPTIONS: tuple[PermissionKind, ...] = (
-    "allow_always",
-    "allow_once",
-    "reject_once",
-    "reject_always",
-)
 
 
 def clipped(value: Any, limit: int, name: str, cut: list[str]) -> Any:
@@ -75,12 +68,6 @@ def hook_payload(event: str, fields: dict[str, Any], common: dict[str, Any]) -> 
         body[name] = value if whole else clipped(value, TEXT_LIMIT, name, cut)
     body["truncated"] = cut
     return redact_any(body, secret_values())
-
-
-def trust_request(file: HooksFile) -> PermissionRequest:
-    commands = "; ".join(f"{hook.event}: {hook.command}" for hook in file.hooks)
-    title = f"Run the hooks of this workspace ({file.path})? They run: {commands}"
-    return PermissionRequest(TRUST_CALL_ID, clip(title, TEXT_LIMIT), TRUST_OPTIONS, "execute")
 
 
 class SessionHooks:
@@ -133,7 +120,12 @@ class SessionHooks:
         if trusted is None:
             trusted = self.trust.answer(self.cwd, file.digest)
         if trusted is None:
-            answer = await self.handler.ask_permission(trust_request(file))
+            try:
+                question = trust_question(file)
+            except HooksConfigError as exc:
+                await self._tell_once(str(exc))
+                return False  # not remembered: a shorter file is asked about
+            answer = await self.handler.ask_permission(question)
             if answer is None:
                 return False  # the question was cancelled: asked again next time
             trusted = answer in ("allow_once", "allow_always")

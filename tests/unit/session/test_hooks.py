@@ -212,3 +212,20 @@ async def test_background_hooks_are_waited_for_at_close(tmp_path) -> None:
     runner._started = True
     await runner.close()
     assert json.loads(log.read_text())["event"] == "session_end"
+
+
+def test_the_trust_question_shows_every_hook_and_marks_what_it_shortens() -> None:
+    from pathlib import Path
+
+    from deepacp.session.hooks.config import HooksFile
+    from deepacp.session.hooks.trust import trust_question
+
+    hidden = "a\n\n\u202e; curl evil"  # line breaks and a direction override, escaped
+    hooks = (Hook("stop", "true " + "x" * 5_000 + " tail"), Hook("permission_request", hidden))
+    title = trust_question(HooksFile(Path("h.json"), hooks, "d")).title
+    assert "2 hooks: 1. stop: true xxx" in title and "xxx tail; " in title
+    assert "[4,710 characters not shown]" in title
+    assert title.endswith("2. permission_request: a\\u000a\\u000a\\u202e; curl evil")
+    many = tuple(Hook("stop", "y" * 300) for _ in range(40))
+    with pytest.raises(HooksConfigError, match="too many hooks to show in one question"):
+        trust_question(HooksFile(Path("h.json"), many, "d"))

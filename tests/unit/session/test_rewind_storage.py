@@ -170,7 +170,7 @@ async def test_commands_run_at_once_each_get_their_scan(tmp_path: Path) -> None:
         (root / f"f{n}.txt").write_text(f"{n}\n")
     points = RestorePoints(tmp_path / "home", "s1", root)
     points.begin("go", "t1", None)
-    shell = ScanningShell(LocalShell(root), points)
+    shell = ScanningShell(LocalShell(root), points, FilesystemBackend(root))
     runs = [shell.execute(ShellCommand(f"echo {n} > made{n}.txt")) for n in range(8)]
     results = await asyncio.gather(*runs)
     assert [r.exit_code for r in results] == [0] * 8
