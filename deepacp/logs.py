@@ -41,13 +41,23 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         return super()._open()
 
 
-def configure(face: str) -> Path | None:
-    """Log to stderr and to the rotating file; returns the file's path (None if unwritable)."""
+class FirstLine(logging.Formatter):
+    """A record in one line; the rest of it (a traceback) is only in the log file."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        first, _, more = super().format(record).partition("\n")
+        return f"{first} (details in {log_path()})" if more.strip() else first
+
+
+def configure(face: str, one_line: bool = False) -> Path | None:
+    """Log to stderr and to the rotating file; returns the file's path (None if unwritable).
+    `one_line`: each record in one line on stderr."""
     level = os.environ.get("DEEPACP_LOG_LEVEL", "INFO").upper()
     root = logging.getLogger()
     root.setLevel(level)
     redactor = RedactSecrets()
-    form = logging.Formatter(f"%(asctime)s {face} %(levelname)s %(name)s: %(message)s")
+    layout = f"%(asctime)s {face} %(levelname)s %(name)s: %(message)s"
+    form = logging.Formatter(layout)
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(max(logging.WARNING, logging.getLevelName(level)))
     handlers: list[logging.Handler] = [stderr]
@@ -60,6 +70,8 @@ def configure(face: str) -> Path | None:
         handler.setFormatter(form)
         handler.addFilter(redactor)
         root.addHandler(handler)
+    if one_line:
+        stderr.setFormatter(FirstLine(layout))
     return path
 
 
