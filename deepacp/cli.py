@@ -39,6 +39,21 @@ examples:
 """
 
 
+BY_HAND = {
+    "acp": (
+        "deepacp --stdio: the Agent Client Protocol server an editor starts (Zed, a JetBrains "
+        "IDE, Neovim's avante or CodeCompanion); it reads JSON-RPC, one message a line, here "
+        "on stdin. `deepacp doctor` prints the set-up for your editor; Ctrl-D quits."
+    ),
+    "lsp": (
+        "deepacp lsp: the language server for inline review an editor starts (Neovim, Helix, "
+        "Emacs, VS Code); it reads LSP messages (a Content-Length header, a blank line, the "
+        "JSON) here on stdin. `deepacp doctor` prints the set-up for your editor; Ctrl-D quits."
+    ),
+}
+"""What each server says when a person starts it in a terminal, where no editor is."""
+
+
 def server_command() -> list[str]:
     """How this installation starts its ACP server (the demo and doctor start it so)."""
     return [sys.executable, "-m", "deepacp", "--stdio"]
@@ -109,6 +124,7 @@ def sandbox_flag(value: str | None) -> SandboxPolicy | None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     from deepacp.errors import DeepacpError
+    from deepacp.stdio import say_if_terminal
 
     try:
         if args.command == "setup":  # before --stdio: clients append `setup` to the ACP command
@@ -126,11 +142,14 @@ def main(argv: list[str] | None = None) -> int:
                 remote=args.remote,
                 server=args.server,
             )
+            say_if_terminal(BY_HAND["acp"])
             return serve(options)
         if args.command == "lsp":
             from deepacp.lsp.boot import serve as serve_lsp
 
-            return serve_lsp(sandbox_flag(args.sandbox))
+            sandbox = sandbox_flag(args.sandbox)
+            say_if_terminal(BY_HAND["lsp"])
+            return serve_lsp(sandbox)
         if args.command == "doctor":
             from deepacp.doctor import run_doctor
 

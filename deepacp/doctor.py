@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -247,10 +248,29 @@ def server_check() -> Check:
     return Check(True, f"deepacp --stdio answers initialize ({elapsed:.0f} ms)")
 
 
-def snippet(editor: str) -> str:
+def command_path() -> str:
+    """The full path of this installation's `deepacp` command: an editor started outside
+    the environment it is installed in cannot find a bare `deepacp`."""
+    beside = Path(sys.executable).parent / "deepacp"  # a venv's, pipx's or uv's bin folder
+    return str(beside) if beside.is_file() else shutil.which("deepacp") or "deepacp"
+
+
+BARE_COMMAND = re.compile(
+    r'(?P<key>"command"\s*:\s*|\bcommand\s*=\s*)"deepacp"'  # JSON, TOML, Lua tables
+    r'|"deepacp"(?P<args>\s*,?\s*"(?:lsp|--stdio)")'  # a command line: Lua, Emacs Lisp
+)
+
+
+def with_command(text: str, path: str) -> str:
+    """`text` (a snippet) with its bare `deepacp` command replaced by `path`."""
+    quoted = json.dumps(path)
+    return BARE_COMMAND.sub(lambda m: f"{m['key'] or ''}{quoted}{m['args'] or ''}", text)
+
+
+def snippet(editor: str, command: str = "deepacp") -> str:
     name, relative, where = EDITORS[editor]
     text = (files("deepacp") / "_editors" / relative).read_text(encoding="utf-8")
-    return f"You seem to be in {name}. Put this in {where}:\n\n{text}"
+    return f"You seem to be in {name}. Put this in {where}:\n\n{with_command(text, command)}"
 
 
 def run_doctor(model_flag: str | None = None, server: str | None = None) -> int:
@@ -264,9 +284,11 @@ def run_doctor(model_flag: str | None = None, server: str | None = None) -> int:
     for check in checks:
         print(f"{check.label} {check.text}")
     print(f"logs: {log_path()}")
+    command = command_path()
+    print(f"command: {command} (give an editor this full path when it does not find `deepacp`)")
     editor = detect_editor(dict(os.environ))
     if editor is not None:
-        print("\n" + snippet(editor))
+        print("\n" + snippet(editor, command))
     else:
         print(f"\nEditor set-up snippets: {Path(str(files('deepacp') / '_editors'))}")
     return 0 if all(c.ok for c in checks) else 1

@@ -66,15 +66,27 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         return super()._open()
 
 
-def configure(face: str, terminal: WithoutTraceback | None = None) -> Path | None:
+class FirstLine(logging.Formatter):
+    """A record in one line; the rest of it (a traceback) is only in the log file."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        first, _, more = super().format(record).partition("\n")
+        return f"{first} (details in {log_path()})" if more.strip() else first
+
+
+def configure(
+    face: str, terminal: WithoutTraceback | None = None, *, one_line: bool = False
+) -> Path | None:
     """Log to stderr and to the rotating file; returns the file's path (None if unwritable).
     With `terminal`, stderr is a person's terminal: one line a record, tracebacks held back
-    by `terminal` (which counts them)."""
+    by `terminal` (which counts them). `one_line`: each record in one line on stderr (an
+    editor's log panel)."""
     level = os.environ.get("DEEPACP_LOG_LEVEL", "INFO").upper()
     root = logging.getLogger()
     root.setLevel(level)
     redactor = RedactSecrets()
-    form = logging.Formatter(f"%(asctime)s {face} %(levelname)s %(name)s: %(message)s")
+    layout = f"%(asctime)s {face} %(levelname)s %(name)s: %(message)s"
+    form = logging.Formatter(layout)
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(max(logging.WARNING, logging.getLevelName(level)))
     if terminal is not None:
@@ -91,6 +103,8 @@ def configure(face: str, terminal: WithoutTraceback | None = None) -> Path | Non
         root.addHandler(handler)
     if terminal is not None:
         stderr.setFormatter(TerminalLines())
+    elif one_line:
+        stderr.setFormatter(FirstLine(layout))
     return path
 
 

@@ -115,7 +115,9 @@ class StdioTransport:
         if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         else:  # a file, /dev/null or a terminal: the event loop cannot poll it, a thread can
-            _feed_from_thread(loop, reader, sys.stdin.buffer)
+            from deepacp.stdio import stdin_reader
+
+            _feed_from_thread(loop, reader, stdin_reader())
         try:
             transport, protocol = await loop.connect_write_pipe(
                 asyncio.streams.FlowControlMixin, protocol_out

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from deepacp.config import deepacp_home
+from deepacp.lsp.framing import Frames, read_headers
 from deepacp.private import private_dir, private_file
+from deepacp.stdio import stdin_reader
 
 if TYPE_CHECKING:
     from deepacp.backends.sandbox import SandboxPolicy
@@ -33,7 +35,7 @@ def serve(sandbox: SandboxPolicy | None) -> int:
     """Run `deepacp lsp` on stdin/stdout."""
     loading = threading.Thread(target=_import_server, daemon=True)
     loading.start()
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdin, stdout = stdin_reader(), sys.stdout.buffer
     raw, first = read_message(stdin)
     cache = None
     if first.get("method") == "initialize" and "id" in first:
@@ -47,7 +49,8 @@ def serve(sandbox: SandboxPolicy | None) -> int:
     loading.join()
     from deepacp.lsp.server import serve as serve_server
 
-    return serve_server(sandbox, Replay(raw, stdin), stdout)  # type: ignore[arg-type]
+    messages = Frames(Replay(raw, stdin), sys.stdout.buffer)
+    return serve_server(sandbox, messages, stdout)  # type: ignore[arg-type]
 
 
 def _import_server() -> None:
@@ -56,15 +59,7 @@ def _import_server() -> None:
 
 def read_message(stream: IO[bytes]) -> tuple[bytes, Message]:
     """The first message's bytes as read, and the message (empty when it is not one)."""
-    raw = b""
-    length = None
-    while line := stream.readline():
-        raw += line
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode("ascii", "replace").partition(":")
-        if name.strip().lower() == "content-length" and value.strip().isdigit():
-            length = int(value.strip())
+    raw, length, _ = read_headers(stream)
     if length is None:
         return raw, {}
     body = stream.read(length)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lsprotocol import types as T
+from pygls.capabilities import ServerCapabilitiesBuilder
 
 Tier = Literal["diagnostics", "annotated", "lens"]
 
@@ -22,6 +23,8 @@ class ClientSupport:
     show_message_request: bool = False
     progress: bool = False
     code_lens: bool = False
+    position_encoding: str = T.PositionEncodingKind.Utf16
+    """How a position's character counts, as pygls agreed it with the client."""
 
 
 def client_support(caps: T.ClientCapabilities) -> ClientSupport:
@@ -39,6 +42,7 @@ def client_support(caps: T.ClientCapabilities) -> ClientSupport:
         show_message_request=bool(window and window.show_message),
         progress=bool(window and window.work_done_progress),
         code_lens=bool(document and document.code_lens),
+        position_encoding=ServerCapabilitiesBuilder.choose_position_encoding(caps),
     )
 
 

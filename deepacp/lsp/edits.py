@@ -71,6 +71,33 @@ def hunk_range(at: int, hunk: Hunk) -> T.Range:
     return T.Range(T.Position(at, 0), T.Position(at + len(hunk.old_lines), 0))
 
 
+def columns(text: str, encoding: str) -> int:
+    """How long `text` (within one line) is in the position encoding agreed with the client."""
+    if encoding == T.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8"))
+    if encoding == T.PositionEncodingKind.Utf32:
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def hunk_edit(current: list[str], at: int, hunk: Hunk, encoding: str) -> T.TextEdit:
+    """The edit writing `hunk` at line `at` of `current` (the document now). Lines added
+    after the last line go at the end of that line — its line break, then the lines
+    without their last one — because there is no line past the last in an editor's
+    buffer: Neovim 0.11.4 leaves an empty line after text inserted there."""
+    text = "".join(hunk.new_lines)
+    if hunk.old_lines or at < len(current) or not current:
+        return T.TextEdit(hunk_range(at, hunk), text)
+    last = current[-1]
+    end = T.Position(len(current) - 1, columns(last.rstrip("\r\n"), encoding))
+    added = text.removesuffix(_line_break(hunk.new_lines[-1])) if hunk.new_lines else text
+    return T.TextEdit(T.Range(end, end), (_line_break(last) or "\n") + added)
+
+
+def _line_break(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :]
+
+
 def whole_range(text: str | None) -> T.Range:
     """All of a document; None: one the editor has not opened yet, which it opens as one
     empty line when the file does not exist (a range past the end is clamped)."""
@@ -107,6 +134,7 @@ def file_edit(
         out.edits = [T.TextEdit(where, change.new_text or "")]
         out.covered = {h.id: 0 for h in chosen}
         return out
+    lines = split_lines(current)
     for place in change.placed(current):
         hunk, at = place.hunk, place.line
         if hunk_ids is not None and hunk.id not in hunk_ids:
@@ -114,8 +142,10 @@ def file_edit(
         if place.stale:
             out.left.append(Left(change.uri, at, "stale"))
             continue
-        where = whole_range(current) if change.created else hunk_range(at, hunk)
-        out.edits.append(T.TextEdit(where, "".join(hunk.new_lines)))
+        if change.created:
+            out.edits.append(T.TextEdit(whole_range(current), "".join(hunk.new_lines)))
+        else:
+            out.edits.append(hunk_edit(lines, at, hunk, support.position_encoding))
         out.covered[hunk.id] = at
         out.deltas.append((at, hunk.delta))
     return out

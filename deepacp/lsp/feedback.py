@@ -18,9 +18,13 @@ def _finding(change: FileChange, hunk: Hunk, lines: list[str], shown: str) -> Re
     if hunk.state == "rejected" and change.created and not lines:
         return ReviewFinding(shown, "gone")
     kind: FindingKind = "rejected" if hunk.state == "rejected" else "stale"
-    start = at if at is not None else min(hunk.start, len(lines))
-    now = lines[start : start + max(len(hunk.old_lines), 1)]
-    return ReviewFinding(shown, kind, start, tuple(hunk.new_lines), tuple(now))
+    if change.created:  # what the user typed into it instead
+        start, end = 0, len(lines)
+    elif at is not None:
+        start, end = at, at + len(hunk.old_lines)
+    else:  # the lines the user's edits made of the hunk's
+        start, end = change.span(hunk, lines)
+    return ReviewFinding(shown, kind, start, tuple(hunk.new_lines), tuple(lines[start:end]))
 
 
 def proposal_findings(

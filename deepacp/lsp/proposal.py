@@ -1,11 +1,11 @@
 """A proposal: the agent's changes as hunks the user accepts or rejects one by one.
 
 Hunks are computed against the text the agent started from (the editor's buffer, unsaved
-changes included). To apply one later, its old lines are looked for in the document as it
-is *now*: at the expected place (shifted by hunks already accepted above it) or nearby. A
-hunk whose old lines are gone — the user changed the text under it — is stale and is
-refused, never applied blindly. A pure insertion is anchored on the line before it. A
-created file is one hunk that fills an empty document.
+changes included). Each hunk's lines are followed through every change made to the
+document since (`tracking.py`), so it is known where they are *now*. A hunk whose old lines
+are no longer there — the user changed the text under it — is stale, placed where its
+lines went, and is refused, never applied blindly. A pure insertion is anchored on the
+line before it. A created file is one hunk that fills an empty document.
 
 A hunk is pending until the user accepts or rejects it, and a decision is final: accepting
 a hunk already rejected (a stale code action, a late bookkeeping command) changes nothing.
@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-SEARCH_WINDOW = 200
+from deepacp.lsp.tracking import Span, Spans
+
 Decision = Literal["accepted", "rejected"]
 HunkState = Literal["pending", Decision]
 EMPTY_DOCUMENTS = ("", "\n", "\r\n")
@@ -69,8 +70,11 @@ class Placed:
 
     hunk: Hunk
     line: int
-    """Where its old lines are; for a stale hunk, where they were (within the document)."""
+    """Where its old lines are; for a stale hunk, where what replaced them is."""
     stale: bool
+    row: int
+    """The line its hint and actions are on: `line`, but the last line for an insertion
+    at the end of the document (no editor shows a line past the last)."""
 
 
 @dataclass
@@ -83,6 +87,12 @@ class FileChange:
     new_text: str | None
     """None: the agent deleted the file."""
     hunks: list[Hunk] = field(default_factory=list)
+    tracked: Spans = field(init=False, repr=False)
+    """Where each hunk's old lines are in the text last seen."""
+
+    def __post_init__(self) -> None:
+        spans = {h.id: (h.start, h.start + len(h.old_lines)) for h in self.hunks}
+        self.tracked = Spans(split_lines(self.old_text), spans)
 
     @property
     def pending(self) -> list[Hunk]:
@@ -104,43 +114,41 @@ class FileChange:
             h.id for h in self.hunks if (chosen is None or h.id in chosen) and h.decide(decision)
         ]
 
+    def span(self, hunk: Hunk, current: list[str]) -> Span:
+        """The lines of `current` (the document now) that `hunk`'s old lines became."""
+        self.tracked.follow(current)
+        return self.tracked[hunk.id]
+
     def locate(self, hunk: Hunk, current: list[str]) -> int | None:
         """Where `hunk`'s old lines are in the current document, or None (stale)."""
         if self.created:  # it fills an empty document, and nothing else
             return 0 if "".join(current) in EMPTY_DOCUMENTS else None
-        expected = hunk.start + sum(
-            h.delta for h in self.hunks if h.state == "accepted" and h.start < hunk.start
-        )
-        size = len(hunk.old_lines)
-
-        def matches(at: int) -> bool:
-            return 0 <= at <= len(current) - size and current[at : at + size] == hunk.old_lines
-
+        start, end = self.span(hunk, current)
         if not hunk.old_lines:
             anchor = self._anchor(hunk)
-            if anchor is None:  # an insertion at the top of the file
-                return expected if 0 <= expected <= len(current) else None
-            for distance in range(SEARCH_WINDOW):
-                for at in (expected - 1 - distance, expected - 1 + distance):
-                    if 0 <= at < len(current) and current[at] == anchor:
-                        return at + 1
+            if anchor is None or (0 < start <= len(current) and current[start - 1] == anchor):
+                return start
             return None
-        for distance in range(SEARCH_WINDOW):
-            for at in (expected - distance, expected + distance):
-                if matches(at):
-                    return at
+        # Where the difference was ambiguous (a line typed beside an equal one), the span
+        # is wider than the hunk: its old lines may be anywhere in it.
+        size = len(hunk.old_lines)
+        for at in range(start, max(start, end - size) + 1):
+            if current[at : at + size] == hunk.old_lines:
+                return at
         return None
 
     def placed(self, current: str | None) -> list[Placed]:
         """The pending hunks, each where it is in `current` (the document now) or stale."""
         lines = split_lines(current)
+        last = max(0, len(lines) - 1)
         out = []
         for hunk in self.pending:
             at = self.locate(hunk, lines)
             if at is None:
-                out.append(Placed(hunk, min(hunk.start, max(0, len(lines) - 1)), stale=True))
+                at = min(self.span(hunk, lines)[0], last)
+                out.append(Placed(hunk, at, stale=True, row=at))
             else:
-                out.append(Placed(hunk, at, stale=False))
+                out.append(Placed(hunk, at, stale=False, row=min(at, last)))
         return out
 
     def _anchor(self, hunk: Hunk) -> str | None:

@@ -59,7 +59,7 @@ def diagnostics(proposal: Proposal, change: FileChange, current: str) -> list[T.
             T.Diagnostic(
                 range=hunk_range(place.line, hunk)
                 if hunk.old_lines
-                else T.Range(T.Position(place.line, 0), T.Position(place.line, 0)),
+                else T.Range(T.Position(place.row, 0), T.Position(place.row, 0)),
                 message=message,
                 severity=severity,
                 source=SOURCE,
@@ -76,8 +76,8 @@ def hover(
     """The hunk under `line` as a diff against the document as it is now."""
     found = [p for p in change.placed(current) if not p.stale]
     for place in found:
-        hunk, at = place.hunk, place.line
-        if at <= line <= at + max(len(hunk.old_lines) - 1, 0):
+        hunk, at, row = place.hunk, place.line, place.row
+        if row <= line <= at + max(len(hunk.old_lines) - 1, 0):
             shift = sum(other.hunk.delta for other in found if other.line < at)
             diff = hunk_diff(
                 name(change.path),
@@ -94,7 +94,7 @@ def hover(
             body += f"\n\n```diff\n{diff}```"
             if proposal.rationale.strip() and proposal.rationale.strip() != hunk.note.strip():
                 body += f"\n\n{proposal.rationale.strip()}"
-            return T.Hover(T.MarkupContent(T.MarkupKind.Markdown, body), hunk_range(at, hunk))
+            return T.Hover(T.MarkupContent(T.MarkupKind.Markdown, body), hunk_range(row, hunk))
     return None
 
 
@@ -139,8 +139,8 @@ def code_actions(
     under = [
         p
         for p in change.placed(current)
-        if p.line <= selection.end.line
-        and selection.start.line <= p.line + max(len(p.hunk.old_lines) - 1, 0)
+        if p.row <= selection.end.line
+        and selection.start.line <= p.row + max(len(p.hunk.old_lines) - 1, 0)
     ]
     for place in under:
         hunk = place.hunk
@@ -215,7 +215,7 @@ def code_lenses(proposal: Proposal, change: FileChange, current: str) -> list[T.
     for place in change.placed(current):
         if place.stale:
             continue
-        hunk, where = place.hunk, T.Range(T.Position(place.line, 0), T.Position(place.line, 0))
+        hunk, where = place.hunk, T.Range(T.Position(place.row, 0), T.Position(place.row, 0))
         lenses.append(
             T.CodeLens(where, command("Accept", ACCEPT_HUNK, proposal.id, change.uri, hunk.id))
         )

@@ -137,7 +137,7 @@ def serve(
     """Serve on `stdin`/`stdout` (default: the process's); see `deepacp.lsp.boot`."""
     from deepacp.logs import configure
 
-    configure("lsp")
+    configure("lsp", one_line=True)  # a client's bad message is no traceback for a person
     server.sandbox_flag = sandbox
     server.start_io(stdin, stdout)
     return 0

@@ -225,6 +225,73 @@ function scenarios.show_diff()
     return said("@@") ~= nil or vim.api.nvim_buf_get_name(0):match("%.diff$") ~= nil
   end)
   report.diff_buffer = vim.api.nvim_buf_get_name(0):match("%.diff$") and lines() or nil
+  -- Every server started so far, initialized or not (client ids count up from 1).
+  report.server_roots = {}
+  for id = 1, 10 do
+    local client = vim.lsp.get_client_by_id(id)
+    if client ~= nil then
+      table.insert(report.server_roots, client.config.root_dir)
+    end
+  end
+end
+
+-- A hunk appended at the end of the file, beside one at the top: the menu on the last line
+-- offers it on its own, and accepting it writes exactly what the agent wrote there.
+function scenarios.append_one()
+  open(env("DEEPACP_TEST_FILE"))
+  report.result = deepacp.edit("add two", nil, { sync = true })
+  wait("two hints", function()
+    return #hints() == 2
+  end)
+  report.hints = hints()
+  local last = vim.api.nvim_buf_line_count(0)
+  report.last_line_actions = code_action(last, "deepacp: Accept this hunk")
+  if vim.tbl_contains(report.last_line_actions, "deepacp: Accept this hunk") then
+    wait("the appended lines and one hint left", function()
+      return #lines() > last and #hints() == 1
+    end)
+  end
+  report.hints_after = hints()
+  vim.cmd("write")
+end
+
+-- A proposal that only appends, accepted whole (:DeepacpAccept), then :write.
+function scenarios.append_all()
+  open(env("DEEPACP_TEST_FILE"))
+  local before = #lines()
+  deepacp.edit("add two", nil, { sync = true })
+  deepacp.accept({ sync = true })
+  wait("the appended lines", function()
+    return #lines() > before
+  end)
+  report.buffer = lines()
+  vim.cmd("write")
+end
+
+-- The user adds a line above a proposed hunk and edits inside it, rejects it from the menu
+-- on the line they edited, and asks for the next edit: the model hears where it is now.
+function scenarios.moved_note()
+  open(env("DEEPACP_TEST_FILE"))
+  deepacp.edit("return two", nil, { sync = true })
+  wait("the hint", function()
+    return #hints() == 1
+  end)
+  report.hint = hints()[1]
+  vim.api.nvim_buf_set_lines(0, 0, 0, false, { "import os" })
+  vim.api.nvim_buf_set_lines(0, 2, 3, false, { "    return 111" })
+  wait("the stale hint", function()
+    local now = hints()
+    return #now == 1 and now[1].message:find("stale", 1, true) ~= nil
+  end)
+  report.stale_hint = hints()[1]
+  local title = "deepacp: reject hunk (the text changed since it was proposed)"
+  report.actions = code_action(3, title)
+  if vim.tbl_contains(report.actions, title) then
+    wait("the rejected hunk's hint to go", function()
+      return #hints() == 0
+    end)
+  end
+  deepacp.edit("and the next thing", nil, { sync = true })
 end
 
 local ok, err = pcall(function()

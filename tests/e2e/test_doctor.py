@@ -42,6 +42,27 @@ def test_a_working_setup_passes_and_prints_the_snippet_for_the_editor(tmp_path: 
     assert "You seem to be in Zed" in result.stdout and '"agent_servers"' in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("env", "command"),
+    [
+        ({"ZED_TERM": "1"}, f'"command": "{DEEPACP}"'),
+        ({"INSIDE_EMACS": "29.1,vterm"}, f'("{DEEPACP}" "lsp")'),
+        ({"HELIX_RUNTIME": "/usr/lib/helix/runtime"}, f'command = "{DEEPACP}"'),
+        ({"NVIM": "/run/nvim.sock"}, f'cmd = {{ "{DEEPACP}", "lsp" }}'),
+    ],
+)
+def test_the_snippet_names_deepacp_by_its_full_path_and_sets_no_key(
+    tmp_path: Path, env: dict[str, str], command: str
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text('{"turns": []}')
+    # As from an editor started outside the venv: `deepacp` is not on this PATH.
+    result = doctor(tmp_path, DEEPACP_MODEL=f"scripted:{script}", PATH="/usr/bin:/bin", **env)
+    assert f"command: {DEEPACP} (give an editor this full path" in result.stdout
+    assert command in result.stdout
+    assert 'API_KEY"' not in result.stdout and "sk-ant-" not in result.stdout
+
+
 def test_no_model_fails_and_says_what_to_set(tmp_path: Path) -> None:
     result = doctor(tmp_path, DEEPACP_MODEL="")
     assert result.returncode == 1

@@ -238,3 +238,74 @@ def test_show_diff_shows_the_diff_with_or_without_show_document(nvim: str, tmp_p
     else:  # Neovim 0.7 cannot open one: the diff is shown as a message
         [shown] = [m for m in report["messages"] if "@@" in m]
         assert expected in shown and "+VERSION = '1.1.0'\n" in shown
+
+
+APPEND = "def one():\n    return 1\n"
+TWO = "\n\ndef two():\n    return 2\n"
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_a_hunk_appended_at_the_end_is_offered_and_accepted_on_its_own(
+    nvim: str, tmp_path: Path
+) -> None:
+    root = project(tmp_path / "project", {"f.py": APPEND})
+    turns = [
+        edit("e1", "f.py", "def one():", "def one() -> int:", "Type the result."),
+        edit("e2", "f.py", "    return 1\n", "    return 1\n" + TWO, "Add two."),
+        {"content": "Typed one and added two."},
+    ]
+    report = run(nvim, "append_one", tmp_path, turns, DEEPACP_TEST_FILE=str(root / "f.py"))
+    assert report["result"]["hunks"] == 2
+    # The appended hunk's hint is on the last line, not past it, and is offered there.
+    assert report["hints"] == [
+        {"line": 1, "message": "deepacp: Type the result."},
+        {"line": 2, "message": "deepacp: Add two."},
+    ]
+    assert "deepacp: Accept this hunk" in report["last_line_actions"]
+    assert "deepacp: Reject hunk" in report["last_line_actions"]
+    assert report["hints_after"] == [{"line": 1, "message": "deepacp: Type the result."}]
+    assert (root / "f.py").read_bytes() == (APPEND + TWO).encode()
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_an_appended_hunk_writes_exactly_the_agents_text(nvim: str, tmp_path: Path) -> None:
+    root = project(tmp_path / "project", {"f.py": APPEND})
+    turns = [edit("e", "f.py", "    return 1\n", "    return 1\n" + TWO), {"content": "Added."}]
+    report = run(nvim, "append_all", tmp_path, turns, DEEPACP_TEST_FILE=str(root / "f.py"))
+    assert report["buffer"] == (APPEND + TWO).splitlines()
+    assert (root / "f.py").read_bytes() == (APPEND + TWO).encode()  # no blank line at the end
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_the_note_to_the_model_names_where_a_rejected_hunk_is_now(
+    nvim: str, tmp_path: Path
+) -> None:
+    root = project(tmp_path / "project", {"f.py": APPEND})
+    turns = [
+        edit("e", "f.py", "return 1", "return 2"),
+        {"content": "Returned two."},
+        {"content": "Nothing else to change."},
+    ]
+    report = run(nvim, "moved_note", tmp_path, turns, DEEPACP_TEST_FILE=str(root / "f.py"))
+    assert report["hint"]["line"] == 2
+    # A line added above and an edit inside: the warning is on the line the user edited...
+    assert report["stale_hint"]["line"] == 3
+    assert "deepacp: reject hunk (the text changed since it was proposed)" in report["actions"]
+    # ...and the next run hears that line, as it reads now.
+    first_of_second_run = json.loads(report["requests"][2])
+    [note] = [
+        m["content"]
+        for m in first_of_second_run["messages"]
+        if m["type"] == "human" and m["content"].startswith("[review]")
+    ]
+    assert "f.py, line 3: the user rejected your change" in note
+    assert "It is now:\n```\n    return 111\n```" in note
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_the_diff_view_starts_no_language_server(nvim: str, tmp_path: Path) -> None:
+    root = project(tmp_path / "project", {"version.py": "VERSION = '1.0.0'\n"})
+    turns = [edit("e", "version.py", "1.0.0", "1.1.0"), {"content": "Bumped."}]
+    report = run(nvim, "show_diff", tmp_path, turns, DEEPACP_TEST_FILE=str(root / "version.py"))
+    assert report.get("diff_buffer") or not report["show_document"]
+    assert report["server_roots"] == [str(root)]  # none for the diff in $DEEPACP_HOME

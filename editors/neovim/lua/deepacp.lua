@@ -25,6 +25,7 @@ M.last = nil -- the result of the last edit: proposal id, files, hunk count, sum
 local uv = vim.uv or vim.loop
 local current_api = vim.fn.has("nvim-0.11") == 1 -- client methods are called with `:` there
 local started = {} -- Neovim 0.7 only: project folder -> client id (vim.lsp.start tracks it later)
+local views = {} -- files the server showed (a proposal's diff): read, not edited, so no server
 
 local function notify(message, level)
   vim.notify("deepacp: " .. message, level or vim.log.levels.INFO)
@@ -69,7 +70,7 @@ end
 function M.attach(bufnr)
   bufnr = buffer(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
-  if vim.bo[bufnr].buftype ~= "" or name == "" then
+  if vim.bo[bufnr].buftype ~= "" or name == "" or views[name] then
     return nil
   end
   local root = M.root(name)
@@ -79,6 +80,12 @@ function M.attach(bufnr)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = M.config.init_options,
+    handlers = {
+      ["window/showDocument"] = function(err, result, ctx, config)
+        views[vim.uri_to_fname(result.uri)] = true
+        return vim.lsp.handlers["window/showDocument"](err, result, ctx, config)
+      end,
+    },
   }
   if vim.lsp.start then -- reuses the client of the same project
     return vim.lsp.start(config, { bufnr = bufnr })

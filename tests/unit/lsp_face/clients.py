@@ -36,12 +36,22 @@ Edit = T.TextEdit | T.AnnotatedTextEdit
 
 
 def apply(text: str, edits: list[Edit]) -> str:
-    """Apply edits as an editor does, clamping a range that ends past the document."""
+    """Apply edits as an editor does, clamping a position past the end of its line or of
+    the document (characters count as code points: these texts are ASCII)."""
     lines = text.splitlines(keepends=True)
-    for edit in sorted(edits, key=lambda e: e.range.start.line, reverse=True):
-        start, end = edit.range.start.line, min(edit.range.end.line, len(lines))
-        lines[start:end] = [edit.new_text] if edit.new_text else []
-    return "".join(lines)
+
+    def offset(position: T.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line = lines[position.line]
+        before = sum(len(x) for x in lines[: position.line])
+        return before + min(position.character, len(line.rstrip("\r\n")))
+
+    ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character))
+    for edit in reversed(ordered):  # from the end: the earlier positions still hold
+        start, end = offset(edit.range.start), offset(edit.range.end)
+        text = text[:start] + edit.new_text + text[end:]
+    return text
 
 
 def edits_for(edit: T.WorkspaceEdit, uri: str) -> list[Edit]:

@@ -28,7 +28,17 @@ def test_the_recorded_clients_fall_into_the_three_tiers() -> None:
 
 def test_a_client_that_declares_nothing_supports_nothing() -> None:
     assert client_support(T.ClientCapabilities()) == ClientSupport()
-    assert not any(vars(ClientSupport()).values())
+    declared = {k: v for k, v in vars(ClientSupport()).items() if k != "position_encoding"}
+    assert not any(declared.values())
+    assert ClientSupport().position_encoding == T.PositionEncodingKind.Utf16  # LSP's default
+
+
+def test_positions_count_in_the_encoding_the_client_prefers() -> None:
+    general = T.GeneralClientCapabilities(
+        position_encodings=[T.PositionEncodingKind.Utf8, T.PositionEncodingKind.Utf16]
+    )  # what Neovim 0.10 and later declare
+    support = client_support(T.ClientCapabilities(general=general))
+    assert support.position_encoding == T.PositionEncodingKind.Utf8
 
 
 def test_annotations_count_only_with_document_changes() -> None:

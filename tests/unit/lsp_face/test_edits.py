@@ -1,6 +1,8 @@
 """Workspace edits per client tier: nothing is left for the server to write, a new file
 fills the editor's empty document exactly, a deletion needs the client's DeleteFile."""
 
+from dataclasses import replace
+
 from lsprotocol import types as T
 
 from deepacp.lsp.edits import file_edit, outstanding, proposal_edits, whole_range, workspace_edit
@@ -34,6 +36,22 @@ def test_whole_range_covers_the_document_the_editor_holds() -> None:
     assert whole_range("\n") == T.Range(T.Position(0, 0), T.Position(1, 0))
     assert whole_range("ab\ncé") == T.Range(T.Position(0, 0), T.Position(1, 2))
     assert whole_range(None) == T.Range(T.Position(0, 0), T.Position(1, 0))
+
+
+def test_lines_added_after_the_last_line_are_inserted_at_its_end() -> None:
+    old = "x = 'é'\n"
+    new = old + "y = 2\nz = 3\n"
+    change = make_proposal("p", {"u": ("/w/f.py", old, new)}).files["u"]
+    for encoding, column in (("utf-16", 7), ("utf-8", 8), ("utf-32", 7)):
+        support = replace(NEOVIM.support, position_encoding=encoding)
+        [edit] = file_edit(change, old, 1, support).edits
+        end = T.Position(0, column)  # the end of the last line, never a line past it
+        assert edit == T.TextEdit(T.Range(end, end), "\ny = 2\nz = 3")
+    assert apply(old, [edit]) == new
+    crlf = "a\r\n"
+    change = make_proposal("p", {"u": ("/w/f.py", crlf, crlf + "b\r\n")}).files["u"]
+    [edit] = file_edit(change, crlf, 1, NEOVIM.support).edits
+    assert edit.new_text == "\r\nb" and apply(crlf, [edit]) == "a\r\nb\r\n"
 
 
 def test_without_document_changes_a_new_file_is_a_text_edit_filling_its_empty_buffer() -> None:

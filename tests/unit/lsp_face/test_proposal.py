@@ -103,16 +103,33 @@ def test_a_hunk_is_found_after_the_text_above_it_moves() -> None:
     assert where(change, fewer) == [(1, False), (2, False)]
 
 
-def test_a_hunk_accepted_above_shifts_where_the_next_is_looked_for() -> None:
-    old = "x = 1\n" * 6  # the same line six times: only the expected place tells them apart
+def test_a_hunk_follows_the_lines_added_above_it_accepted_or_typed() -> None:
+    old = "x = 1\n" * 6  # the same line six times: only the edits tell them apart
     proposal = make_proposal("p", {"u": ("/w/x.py", old, "head\n" + old[:-6] + "x = 2\n")})
     change = proposal.files["u"]
     insert, last = change.hunks
     assert (insert.start, last.start) == (0, 5)
     now = ("head\n" + old).splitlines(keepends=True)  # the insertion is in the editor
-    assert change.locate(last, now) == 5  # not accepted: looked for at its own line
-    proposal.accept({"u": [insert.id]})
-    assert change.locate(last, now) == 6  # accepted: one line lower, the copy it was
+    assert change.locate(last, now) == 6  # accepted or not, the text moved under it
+    typed = ["mine\n", *now]
+    assert change.locate(last, typed) == 7
+
+
+def test_a_hunk_the_user_edited_is_stale_where_its_lines_went_not_at_a_copy() -> None:
+    old = "def one():\n    return 1\n\n\ndef two():\n    return 1\n"
+    change = make_proposal("p", {"u": ("/w/f.py", old, old.replace("1", "2", 1))}).files["u"]
+    [hunk] = change.hunks
+    edited = "import os\n" + old.replace("return 1", "return 111", 1)
+    # The same old line is two lines below (in two()): the hunk is not moved onto it.
+    assert where(change, edited) == [(2, True)]
+    assert change.span(hunk, edited.splitlines(keepends=True)) == (2, 3)
+
+
+def test_an_insertion_at_the_end_is_offered_on_the_last_line() -> None:
+    old = "def one():\n    return 1\n"
+    proposal = make_proposal("p", {"u": ("/w/f.py", old, old + "def two():\n    return 2\n")})
+    [place] = proposal.files["u"].placed(old)
+    assert (place.line, place.row, place.stale) == (2, 1, False)
 
 
 def test_a_hunk_is_stale_when_the_text_under_it_changed() -> None:
