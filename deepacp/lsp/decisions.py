@@ -1,33 +1,51 @@
 """The user's decisions on a proposal: accept (a hunk, a file, all of it), reject, review
 in the editor, show the diff. The server never writes a project file: accepting asks the
 editor to apply the change to its buffers, and the user saves. The hunks' states are the
-proposal's (`Proposal.accept`, `Proposal.reject`); these commands are the glue."""
+proposal's (`Proposal.accept`, `Proposal.reject`, claimed and settled through
+`applying.py`); these commands are the glue. An accept counts only once the editor's text
+shows it; each sends one edit per file, so an editor's "no" is about one file's edit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types as T
 
 from deepacp.lsp import edits, messages, review
-from deepacp.lsp.edits import Left
+from deepacp.lsp.applying import Application, digest
 from deepacp.lsp.language_server import DeepacpLanguageServer
-from deepacp.lsp.proposal import Proposal
+from deepacp.lsp.proposal import FileChange, Proposal, split_lines
 
 
-def _accepted(
-    ls: DeepacpLanguageServer, proposal: Proposal, covered: dict[str, list[str]], left: list[Left]
+def _report(
+    ls: DeepacpLanguageServer,
+    proposal: Proposal,
+    accepted: list[str],
+    not_applied: list[tuple[str, str]],
+    uris: list[str],
 ) -> dict:
-    """Mark the hunks the editor applied; tell the user what it applied and what is left
-    where."""
-    proposal.accept(covered)
+    """Tell the user what the editor now holds of the proposal, what it did not apply and
+    why, and what is still pending in `uris` (found in the documents as they are now)."""
     ls.publish()
-    message = messages.accept_message(proposal, sorted(covered), left, ls.display_name)
-    ls.notify_user(message, T.MessageType.Warning if left else T.MessageType.Info)
+    documents = ls.documents_for(proposal)
+    left = [
+        x
+        for x in edits.outstanding(proposal, documents, ls.support)
+        if x.uri in uris and x.uri not in dict(not_applied)
+    ]
+    message = messages.accept_message(proposal, accepted, left, ls.display_name, not_applied)
+    warn = left or not_applied
+    ls.notify_user(message, T.MessageType.Warning if warn else T.MessageType.Info)
     return {
-        "applied": bool(covered),
-        "files": sorted(covered),
+        "applied": bool(accepted),
+        "files": accepted,
+        "not_applied": [
+            {"file": ls.display_name(proposal.files[u].path), "reason": why}
+            for u, why in not_applied
+        ],
         "left": [
             {
                 "file": ls.display_name(proposal.files[x.uri].path),
@@ -39,62 +57,169 @@ def _accepted(
     }
 
 
-def accepted(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_ids: list[str]) -> None:
-    if (proposal := ls.active((proposal_id,))) is not None:
-        proposal.accept({uri: hunk_ids})
-        ls.publish()
+def _shown(ls: DeepacpLanguageServer, change: FileChange, hunk_ids: list[str], texts) -> bool:
+    """Whether the editor's text of `change` shows the hunks a code action applied: its
+    text is the one the action leaves (`texts`: digests of the text before and after it),
+    else, when neither, each hunk looks applied."""
+    current = ls.current(change)[0]
+    if isinstance(texts, list | tuple) and len(texts) == 2 and current is not None:
+        if digest(current) == texts[1]:
+            return True
+        if digest(current) == texts[0]:
+            return False
+    lines = split_lines(current)
+    return all(change.shows(h, lines) for h in change.hunks if h.id in hunk_ids)
 
 
-def accepted_proposal(
-    ls: DeepacpLanguageServer, proposal_id: str, covered: dict[str, list[str]]
+def accepted(
+    ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_ids: list[str], *texts: str
 ) -> dict:
-    """After the client applied an "Accept proposal" action: the editor has sent its changes
-    first, so what is left is found in the documents as they are now."""
-    if (proposal := ls.active((proposal_id,))) is None:
-        return {"applied": False, "reason": "no such proposal"}
-    proposal.accept(covered)
-    left = edits.outstanding(proposal, ls.documents_for(proposal), ls.support)
-    return _accepted(ls, proposal, covered, left)
-
-
-async def accept_hunk(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_id: str) -> dict:
-    return await _accept_in_file(ls, proposal_id, uri, {hunk_id})
-
-
-async def accept_file(ls: DeepacpLanguageServer, proposal_id: str, uri: str) -> dict:
-    return await _accept_in_file(ls, proposal_id, uri, None)
-
-
-async def _accept_in_file(
-    ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_ids: set[str] | None
-) -> dict:
+    """After the client applied an "Accept this hunk" or "Accept all in file" action (it
+    sends its changes first): the hunks count as accepted if its text shows them."""
     proposal = ls.active((proposal_id,))
     if proposal is None or (change := proposal.files.get(uri)) is None:
         return {"applied": False, "reason": "no such proposal"}
-    part = edits.file_edit(change, *ls.current(change), ls.support, hunk_ids)
-    if (edit := edits.workspace_edit([part], ls.support)) is None:
-        message = messages.refusal_message(part.refusal, ls.display_name(change.path))
-        ls.notify_user(message, T.MessageType.Warning)
-        return {"applied": False, "reason": part.refusal}
-    if not await ls.apply_edit(edit, "deepacp: accept"):
-        return {"applied": False, "reason": "refused by the editor"}
-    proposal.accept({uri: part.covered})
+    if not _shown(ls, change, hunk_ids, texts):
+        ls.publish()
+        ls.notify_user(
+            messages.unapplied_message(proposal, uri, ls.display_name), T.MessageType.Warning
+        )
+        return {"applied": False, "reason": "not in the editor's text"}
+    proposal.accept({uri: hunk_ids})
     ls.publish()
-    return {"applied": True, "hunks": list(part.covered)}
+    return {"applied": True, "hunks": hunk_ids}
+
+
+def accepted_proposal(
+    ls: DeepacpLanguageServer, proposal_id: str, covered: dict[str, list[str]], *texts: dict
+) -> dict:
+    """After the client applied an "Accept proposal" action: each file counts where the
+    editor's text shows it, and what is left is found in the documents as they are now."""
+    if (proposal := ls.active((proposal_id,))) is None:
+        return {"applied": False, "reason": "no such proposal"}
+    digests = texts[0] if texts and isinstance(texts[0], dict) else {}
+    accepted_now, not_applied = [], []
+    for uri, ids in covered.items():
+        if (change := proposal.files.get(uri)) is None:
+            continue
+        if _shown(ls, change, ids, digests.get(uri)):
+            proposal.accept({uri: ids})
+            accepted_now.append(uri)
+        else:
+            not_applied.append((uri, "its text does not show the change"))
+    return _report(ls, proposal, sorted(accepted_now), not_applied, list(proposal.files))
+
+
+async def accept_hunk(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_id: str) -> dict:
+    return await _accept(ls, (proposal_id,), {uri: {hunk_id}}, "deepacp: accept")
+
+
+async def accept_file(ls: DeepacpLanguageServer, proposal_id: str, uri: str) -> dict:
+    return await _accept(ls, (proposal_id,), {uri: None}, "deepacp: accept")
 
 
 async def accept_proposal(ls: DeepacpLanguageServer, *proposal_id: str) -> dict:
-    """Apply everything still pending (in the active proposal when none is named)."""
+    """Apply everything still pending (in the latest open proposal when none is named)."""
+    return await _accept(ls, proposal_id, None, "deepacp: accept proposal")
+
+
+async def _accept(
+    ls: DeepacpLanguageServer,
+    proposal_id: tuple[str, ...],
+    chosen: dict[str, set[str] | None] | None,
+    label: str,
+) -> dict:
+    """Claim the chosen pending hunks (by file; None: all of the proposal's), send each
+    file's edit, and report once the editor's text shows what it applied."""
     if (proposal := ls.active(proposal_id)) is None:
         return {"applied": False, "reason": "no such proposal"}
-    parts = edits.proposal_edits(proposal, ls.documents_for(proposal), ls.support)
-    edit = edits.workspace_edit(parts, ls.support)
-    if edit is not None and not await ls.apply_edit(edit, "deepacp: accept proposal"):
-        return {"applied": False, "reason": "refused by the editor"}
-    covered = {p.uri: list(p.covered) for p in parts if p.covered}
-    # Where the rest is once the editor has applied the edit (it may not have told us yet).
-    left = sorted((x for p in parts for x in p.left_after()), key=lambda x: (x.uri, x.line))
-    return _accepted(ls, proposal, covered, left)
+    if chosen is None:
+        chosen = dict.fromkeys(proposal.files)
+    elif any(uri not in proposal.files for uri in chosen):
+        return {"applied": False, "reason": "no such proposal"}
+    claims = _claim(ls, proposal, chosen)
+    if not claims.parts:
+        return _nothing_sent(ls, proposal, list(chosen), claims)
+    sent = [
+        (application, ls.apply_edit(edit, label))
+        for application, part in zip(claims.applications, claims.parts, strict=True)
+        if (edit := edits.workspace_edit([part], ls.support)) is not None  # never None: claimed
+    ]
+    return await _settle(ls, proposal, sent, list(chosen))
+
+
+@dataclass
+class Claims:
+    """What an accept took: each file's edit and its application, and what it could not."""
+
+    parts: list[edits.FileEdit] = field(default_factory=list)
+    applications: list[Application] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)
+    """Files whose chosen hunks are being applied already."""
+    refusals: list[edits.FileEdit] = field(default_factory=list)
+
+
+def _claim(
+    ls: DeepacpLanguageServer, proposal: Proposal, chosen: dict[str, set[str] | None]
+) -> Claims:
+    """Claim the chosen pending hunks that apply, file by file. No await here: every claim
+    is made before the first edit is sent, so an accept that arrives meanwhile finds these
+    hunks being applied and sends nothing."""
+    out = Claims()
+    for uri, ids in chosen.items():
+        change = proposal.files[uri]
+        current, version = ls.current(change)
+        part = edits.file_edit(change, current, version, ls.support, ids)
+        if part.empty:
+            wanted = [h for h in change.hunks if ids is None or h.id in ids]
+            if any(h.state == "applying" for h in wanted):
+                out.busy.append(uri)
+            elif part.left:
+                out.refusals.append(part)
+            continue
+        claimed = change.claim(part.covered)
+        application = Application(proposal, change, claimed, current or "", part.after)
+        ls.in_flight.add(application)
+        out.parts.append(part)
+        out.applications.append(application)
+    return out
+
+
+async def _settle(
+    ls: DeepacpLanguageServer,
+    proposal: Proposal,
+    sent: Sequence[tuple[Application, Awaitable[tuple[bool, str]]]],
+    uris: list[str],
+) -> dict:
+    """Wait for the editor's answer to each edit, then for its text to show it or not."""
+    for application, answer in sent:
+        applied, why_not = await answer
+        document = ls.document(application.uri)
+        ls.in_flight.answered(
+            application, applied, why_not, document.source if document is not None else None
+        )
+    accepted_now: list[str] = []
+    not_applied: list[tuple[str, str]] = []
+    for application, _ in sent:
+        if await application.outcome:
+            accepted_now.append(application.uri)
+        else:
+            not_applied.append((application.uri, application.why_not))
+    return _report(ls, proposal, sorted(set(accepted_now)), not_applied, uris)
+
+
+def _nothing_sent(
+    ls: DeepacpLanguageServer, proposal: Proposal, uris: list[str], claims: Claims
+) -> dict:
+    if claims.busy:
+        ls.notify_user(messages.busy_message(proposal, claims.busy, ls.display_name))
+        return {"applied": False, "reason": "already being applied"}
+    if len(uris) == 1 and claims.refusals:
+        part = claims.refusals[0]
+        name = ls.display_name(proposal.files[part.uri].path)
+        ls.notify_user(messages.refusal_message(part.refusal, name), T.MessageType.Warning)
+        return {"applied": False, "reason": part.refusal}
+    return _report(ls, proposal, [], [], uris)
 
 
 def reject_hunk(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_id: str) -> None:
@@ -113,17 +238,18 @@ def reject_proposal(ls: DeepacpLanguageServer, *proposal_id: str) -> dict:
 
 
 async def review_in_editor(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
-    """One annotated edit needing confirmation (VS Code opens its refactor preview)."""
+    """One annotated edit needing confirmation (VS Code opens its refactor preview, where
+    the user may leave some changes out: each file counts as its text shows it)."""
     if (proposal := ls.active((proposal_id,))) is None:
         return {"applied": False}
-    edit, covered = review.annotated_edit(proposal, ls.documents_for(proposal), ls.support)
+    claims = _claim(ls, proposal, dict.fromkeys(proposal.files))
+    annotation = review.annotation(proposal)
+    edit = edits.workspace_edit(claims.parts, ls.support, annotation)
     if edit is None:
-        return {"applied": False}
-    applied = await ls.apply_edit(edit, f"deepacp: {proposal.summary}")
-    if applied:
-        proposal.accept(covered)
-        ls.publish()
-    return {"applied": applied}
+        return _nothing_sent(ls, proposal, list(proposal.files), claims)
+    answer = asyncio.ensure_future(ls.apply_edit(edit, f"deepacp: {proposal.summary}"))
+    outcome = await _settle(ls, proposal, [(a, answer) for a in claims.applications], [])
+    return {**outcome, "applied": bool(outcome["files"])}
 
 
 async def show_diff(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
