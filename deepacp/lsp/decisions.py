@@ -133,13 +133,13 @@ async def _accept(
     file's edit, and report once the editor's text shows what it applied."""
     if (proposal := ls.active(proposal_id)) is None:
         return {"applied": False, "reason": "no such proposal"}
-    if chosen is None:
-        chosen = dict.fromkeys(proposal.files)
-    elif any(uri not in proposal.files for uri in chosen):
+    if chosen is not None and any(uri not in proposal.files for uri in chosen):
         return {"applied": False, "reason": "no such proposal"}
+    one_file = chosen is not None
+    chosen = chosen if chosen is not None else dict.fromkeys(proposal.files)
     claims = _claim(ls, proposal, chosen)
     if not claims.parts:
-        return _nothing_sent(ls, proposal, list(chosen), claims)
+        return _nothing_sent(ls, proposal, list(chosen), claims, one_file)
     sent = [
         (application, ls.apply_edit(edit, label))
         for application, part in zip(claims.applications, claims.parts, strict=True)
@@ -209,12 +209,18 @@ async def _settle(
 
 
 def _nothing_sent(
-    ls: DeepacpLanguageServer, proposal: Proposal, uris: list[str], claims: Claims
+    ls: DeepacpLanguageServer,
+    proposal: Proposal,
+    uris: list[str],
+    claims: Claims,
+    one_file: bool = False,
 ) -> dict:
+    """An accept that sent nothing: its hunks are being applied already, or (one file)
+    why that file's change cannot apply, or what is still pending where."""
     if claims.busy:
         ls.notify_user(messages.busy_message(proposal, claims.busy, ls.display_name))
         return {"applied": False, "reason": "already being applied"}
-    if len(uris) == 1 and claims.refusals:
+    if one_file and claims.refusals:
         part = claims.refusals[0]
         name = ls.display_name(proposal.files[part.uri].path)
         ls.notify_user(messages.refusal_message(part.refusal, name), T.MessageType.Warning)

@@ -98,6 +98,8 @@ def file_edit(
     hunks, and deletions the client cannot do, are left out."""
     chosen = [h for h in change.pending if hunk_ids is None or h.id in hunk_ids]
     out = FileEdit(change.uri, version)
+    if not chosen:  # nothing pending there (decided, or being applied): nothing to send
+        return out
     if change.deleted:
         if support.document_changes and support.delete_files:
             out.operation = "delete"
