@@ -20,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import difflib
 import hashlib
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from deepacp.lsp.proposal import FileChange, Proposal, split_lines
 
@@ -85,6 +87,13 @@ class InFlight:
 
     def __init__(self) -> None:
         self._sent: list[Application] = []
+        self._tasks: set[asyncio.Task] = set()
+
+    def spawn(self, waiting: Coroutine[Any, Any, None]) -> None:
+        """Run `waiting` (it waits for applications to settle) without losing it."""
+        task = asyncio.ensure_future(waiting)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def add(self, application: Application) -> None:
         self._sent.append(application)

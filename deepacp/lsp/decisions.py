@@ -57,16 +57,32 @@ def _report(
     }
 
 
-def _shown(ls: DeepacpLanguageServer, change: FileChange, hunk_ids: list[str], texts) -> bool:
+def _shown(
+    ls: DeepacpLanguageServer,
+    proposal: Proposal,
+    change: FileChange,
+    hunk_ids: list[str],
+    texts: object,
+) -> bool | Application:
     """Whether the editor's text of `change` shows the hunks a code action applied: its
     text is the one the action leaves (`texts`: digests of the text before and after it),
-    else, when neither, each hunk looks applied."""
+    else, when neither, each hunk looks applied. Still the text before: the editor may not
+    have sent its change yet (eglot 1.9 runs the command first), so the hunks are claimed
+    and the application returned, to settle on its next change."""
     current = ls.current(change)[0]
     if isinstance(texts, list | tuple) and len(texts) == 2 and current is not None:
         if digest(current) == texts[1]:
             return True
         if digest(current) == texts[0]:
-            return False
+            part = edits.file_edit(change, current, None, ls.support, set(hunk_ids))
+            if not part.covered or digest(part.after or "") != texts[1]:
+                return False
+            application = Application(
+                proposal, change, change.claim(part.covered), current, part.after
+            )
+            ls.in_flight.add(application)
+            ls.in_flight.answered(application, True, "", current)
+            return application
     lines = split_lines(current)
     return all(change.shows(h, lines) for h in change.hunks if h.id in hunk_ids)
 
@@ -74,12 +90,16 @@ def _shown(ls: DeepacpLanguageServer, change: FileChange, hunk_ids: list[str], t
 def accepted(
     ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_ids: list[str], *texts: str
 ) -> dict:
-    """After the client applied an "Accept this hunk" or "Accept all in file" action (it
-    sends its changes first): the hunks count as accepted if its text shows them."""
+    """After the client applied an "Accept this hunk" or "Accept all in file" action: the
+    hunks count as accepted once its text shows them (said when it does not)."""
     proposal = ls.active((proposal_id,))
     if proposal is None or (change := proposal.files.get(uri)) is None:
         return {"applied": False, "reason": "no such proposal"}
-    if not _shown(ls, change, hunk_ids, texts):
+    shown = _shown(ls, proposal, change, hunk_ids, list(texts))
+    if isinstance(shown, Application):
+        ls.in_flight.spawn(_after_action(ls, proposal, [shown], single=True))
+        return {"applied": False, "reason": "waiting for the editor's text"}
+    if not shown:
         ls.publish()
         ls.notify_user(
             messages.unapplied_message(proposal, uri, ls.display_name), T.MessageType.Warning
@@ -98,16 +118,47 @@ def accepted_proposal(
     if (proposal := ls.active((proposal_id,))) is None:
         return {"applied": False, "reason": "no such proposal"}
     digests = texts[0] if texts and isinstance(texts[0], dict) else {}
-    accepted_now, not_applied = [], []
+    accepted_now, not_applied, waiting = [], [], []
     for uri, ids in covered.items():
         if (change := proposal.files.get(uri)) is None:
             continue
-        if _shown(ls, change, ids, digests.get(uri)):
+        shown = _shown(ls, proposal, change, ids, digests.get(uri))
+        if isinstance(shown, Application):
+            waiting.append(shown)
+        elif shown:
             proposal.accept({uri: ids})
             accepted_now.append(uri)
         else:
             not_applied.append((uri, "its text does not show the change"))
+    if waiting:
+        done = (sorted(accepted_now), not_applied)
+        ls.in_flight.spawn(_after_action(ls, proposal, waiting, done=done))
+        return {"applied": False, "reason": "waiting for the editor's text"}
     return _report(ls, proposal, sorted(accepted_now), not_applied, list(proposal.files))
+
+
+async def _after_action(
+    ls: DeepacpLanguageServer,
+    proposal: Proposal,
+    waiting: list[Application],
+    single: bool = False,
+    done: tuple[list[str], list[tuple[str, str]]] = ([], []),
+) -> None:
+    """Once the editor's text settles what a code action applied, say so as at once."""
+    accepted_now, not_applied = list(done[0]), list(done[1])
+    for application in waiting:
+        if await application.outcome:
+            accepted_now.append(application.uri)
+        else:
+            not_applied.append((application.uri, application.why_not))
+    if not single:
+        _report(ls, proposal, sorted(accepted_now), not_applied, list(proposal.files))
+        return
+    ls.publish()
+    if not_applied:
+        uri = not_applied[0][0]
+        message = messages.unapplied_message(proposal, uri, ls.display_name)
+        ls.notify_user(message, T.MessageType.Warning)
 
 
 async def accept_hunk(ls: DeepacpLanguageServer, proposal_id: str, uri: str, hunk_id: str) -> dict:

@@ -238,3 +238,79 @@ def test_show_diff_shows_the_diff_with_or_without_show_document(nvim: str, tmp_p
     else:  # Neovim 0.7 cannot open one: the diff is shown as a message
         [shown] = [m for m in report["messages"] if "@@" in m]
         assert expected in shown and "+VERSION = '1.1.0'\n" in shown
+
+
+DOCSTRING = '    """a - b"""\n'
+INSERT_AND_CREATE = [
+    edit("e", "calc.py", "def sub(a, b):\n", f"def sub(a, b):\n{DOCSTRING}"),
+    write("n", "notes/todo.md", "- test\n- ship\n"),
+    {"content": "Documented sub and added notes."},
+]
+
+
+def applied_once(report: dict, root: Path) -> None:
+    """The proposal reached the disk once (`:wall`), and the second accept said why it
+    sent nothing."""
+    assert (root / "calc.py").read_text() == DISK.replace(
+        "def sub(a, b):\n", f"def sub(a, b):\n{DOCSTRING}"
+    )
+    assert (root / "notes" / "todo.md").read_bytes() == b"- test\n- ship\n"
+    accepted = [m for m in report["accept_messages"] if "not saved yet" in m]
+    assert accepted == [
+        "deepacp: accepted into the editor, not saved yet: calc.py, notes/todo.md (new)"
+    ]
+    assert [m for m in report["accept_messages"] if "already being applied" in m] == [
+        "deepacp: already being applied: calc.py, notes/todo.md (new) (waiting for the "
+        "editor); nothing sent again"
+    ]
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_accept_pressed_twice_applies_the_proposal_once(nvim: str, tmp_path: Path) -> None:
+    root = project(tmp_path / "project", {"calc.py": DISK})
+    report = run(nvim, "double_accept", tmp_path, INSERT_AND_CREATE, DEEPACP_TEST_ROOT=str(root))
+    applied_once(report, root)
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_accept_pressed_again_while_the_editor_applies_sends_nothing(
+    nvim: str, tmp_path: Path
+) -> None:
+    root = project(tmp_path / "project", {"calc.py": DISK})
+    report = run(nvim, "slow_accept", tmp_path, INSERT_AND_CREATE, DEEPACP_TEST_ROOT=str(root))
+    applied_once(report, root)
+    assert report["edits"] == 2  # one per file
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_an_edit_that_ends_while_another_runs_keeps_both_proposals(
+    nvim: str, tmp_path: Path
+) -> None:
+    root = project(tmp_path / "project", {"calc.py": DISK})
+    alpha = edit("a", "calc.py", "return a - b", "return a - b  # checked", "Check sub.")
+    beta = edit("b", "calc.py", "return a + b", "return b + a", "Swap add.")
+    turns = [
+        {**alpha, "when": "ALPHA"},
+        {"content": "thinking " * 300, "delay_ms": 20, "when": "ALPHA"},
+        {**beta, "when": "BETA"},
+        {"content": "Swapped add.", "when": "BETA"},
+    ]
+    report = run(
+        nvim,
+        "two_edits",
+        tmp_path,
+        turns,
+        DEEPACP_TEST_ROOT=str(root),
+        DEEPACP_TEST_RECORD=str(tmp_path / "requests.jsonl"),
+    )
+    # ALPHA ended last: BETA's hint is still there beside its own, and it says so.
+    assert report["hints"] == [
+        {"line": 2, "message": "deepacp: Swap add."},
+        {"line": 6, "message": "deepacp (partial: the run was cancelled): Check sub."},
+    ]
+    assert "(also still open: p" in report["announced"]
+    assert any(t.startswith("deepacp: Accept this hunk (p") for t in report["titles"])
+    # :DeepacpAccept takes the latest, then the other: both changes land.
+    assert (root / "calc.py").read_text() == DISK.replace("a + b", "b + a").replace(
+        "a - b", "a - b  # checked"
+    )
