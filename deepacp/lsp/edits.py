@@ -99,6 +99,7 @@ def file_edit(
     chosen = [h for h in change.pending if hunk_ids is None or h.id in hunk_ids]
     out = FileEdit(change.uri, version)
     if not chosen:  # nothing pending there (decided, or being applied): nothing to send
+        out.after = current
         return out
     if change.deleted:
         if support.document_changes and support.delete_files:

@@ -2,7 +2,8 @@
 
 ;; Load this file (or copy it into your init) and run `M-x eglot' in a project file.
 ;; M-x deepacp-edit asks for a change (to the region, if active); the proposal shows as
-;; diagnostics and code actions; M-x deepacp-accept / deepacp-reject decide all of it.
+;; diagnostics and code actions; M-x deepacp-accept / deepacp-reject decide all of it;
+;; M-x deepacp-cancel stops a running edit (what it made so far is kept as a proposal).
 ;; Works with Emacs 28 (eglot from ELPA), 29 and 30.
 
 (require 'cl-lib)
@@ -101,6 +102,11 @@ it is not), and send the changes to the server at once."
   "Reject the last proposal."
   (interactive)
   (deepacp--command "deepacp.rejectProposal" (list (plist-get deepacp-last-result :proposal))))
+
+(defun deepacp-cancel ()
+  "Stop the running edits; what they proposed so far is kept, marked partial."
+  (interactive)
+  (deepacp--command "deepacp.cancel" nil))
 
 (provide 'deepacp)
 ;;; deepacp.el ends here
