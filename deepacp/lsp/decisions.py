@@ -7,8 +7,7 @@ shows it; each sends one edit per file, so an editor's "no" is about one file's 
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +15,7 @@ from lsprotocol import types as T
 
 from deepacp.lsp import edits, messages, review
 from deepacp.lsp.applying import Application, digest
-from deepacp.lsp.language_server import DeepacpLanguageServer
+from deepacp.lsp.language_server import Answered, DeepacpLanguageServer
 from deepacp.lsp.proposal import FileChange, Proposal, split_lines
 
 
@@ -191,12 +190,23 @@ async def _accept(
     claims = _claim(ls, proposal, chosen)
     if not claims.parts:
         return _nothing_sent(ls, proposal, list(chosen), claims, one_file)
-    sent = [
-        (application, ls.apply_edit(edit, label))
-        for application, part in zip(claims.applications, claims.parts, strict=True)
-        if (edit := edits.workspace_edit([part], ls.support)) is not None  # never None: claimed
-    ]
-    return await _settle(ls, proposal, sent, list(chosen))
+    for application, part in zip(claims.applications, claims.parts, strict=True):
+        if (edit := edits.workspace_edit([part], ls.support)) is not None:  # never None here
+            await ls.apply_edit(edit, label, _answered(ls, [application]))
+    return await _settle(ls, proposal, claims.applications, list(chosen))
+
+
+def _answered(ls: DeepacpLanguageServer, applications: list[Application]) -> Answered:
+    """What to do with the editor's answer, the moment it is read (before any change the
+    editor sent after it): settle the applications it decides."""
+
+    def answered(applied: bool, why_not: str) -> None:
+        for application in applications:
+            document = ls.document(application.uri)
+            text = document.source if document is not None else None
+            ls.in_flight.answered(application, applied, why_not, text)
+
+    return answered
 
 
 @dataclass
@@ -239,19 +249,13 @@ def _claim(
 async def _settle(
     ls: DeepacpLanguageServer,
     proposal: Proposal,
-    sent: Sequence[tuple[Application, Awaitable[tuple[bool, str]]]],
+    applications: Sequence[Application],
     uris: list[str],
 ) -> dict:
-    """Wait for the editor's answer to each edit, then for its text to show it or not."""
-    for application, answer in sent:
-        applied, why_not = await answer
-        document = ls.document(application.uri)
-        ls.in_flight.answered(
-            application, applied, why_not, document.source if document is not None else None
-        )
+    """Wait for the editor's text to show each edit, or not, and say which."""
     accepted_now: list[str] = []
     not_applied: list[tuple[str, str]] = []
-    for application, _ in sent:
+    for application in applications:
         if await application.outcome:
             accepted_now.append(application.uri)
         else:
@@ -304,8 +308,8 @@ async def review_in_editor(ls: DeepacpLanguageServer, proposal_id: str) -> dict:
     edit = edits.workspace_edit(claims.parts, ls.support, annotation)
     if edit is None:
         return _nothing_sent(ls, proposal, list(proposal.files), claims)
-    answer = asyncio.ensure_future(ls.apply_edit(edit, f"deepacp: {proposal.summary}"))
-    outcome = await _settle(ls, proposal, [(a, answer) for a in claims.applications], [])
+    await ls.apply_edit(edit, f"deepacp: {proposal.summary}", _answered(ls, claims.applications))
+    outcome = await _settle(ls, proposal, claims.applications, [])
     return {**outcome, "applied": bool(outcome["files"])}
 
 

@@ -5,7 +5,10 @@ the edits sent to the editor and the runs in progress."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -151,16 +154,35 @@ class DeepacpLanguageServer(LanguageServer):
             self.notify_user("deepacp: that proposal is no longer active", T.MessageType.Warning)
         return proposal
 
-    async def apply_edit(self, edit: T.WorkspaceEdit, label: str) -> tuple[bool, str]:
+    async def apply_edit(
+        self, edit: T.WorkspaceEdit, label: str, answered: Answered | None = None
+    ) -> tuple[bool, str]:
         """Ask the editor to apply `edit`: whether it says it did, and if not, why not
-        (its reason, or the error it answered with)."""
+        (its reason, or the error it answered with). `answered` gets that the moment the
+        answer is read, before any message the editor sent after it is handled."""
         params = T.ApplyWorkspaceEditParams(edit=edit, label=label)
-        try:
-            result = await self.workspace_apply_edit_async(params)
-        except JsonRpcException as error:
-            return False, f"it answered with an error: {error.message}"
-        if not isinstance(result, T.ApplyWorkspaceEditResult):
-            return False, "it did not say whether it applied it"
-        if not result.applied:
-            return False, result.failure_reason or "it refused"
-        return True, ""
+        future = self.protocol.send_request(T.WORKSPACE_APPLY_EDIT, params)
+        if answered is not None:
+            future.add_done_callback(lambda done: answered(*_answer(done)))
+        with contextlib.suppress(Exception):  # read by _answer
+            await asyncio.wrap_future(future)
+        return _answer(future)
+
+
+Answered = Callable[[bool, str], None]
+"""Told the editor's answer to an edit: whether it applied it, and if not, why not."""
+
+
+def _answer(future: Future) -> tuple[bool, str]:
+    """The editor's answer to `workspace/applyEdit`, as (applied, why not)."""
+    if future.cancelled():
+        return False, "the request was cancelled"
+    if (error := future.exception()) is not None:
+        message = error.message if isinstance(error, JsonRpcException) else str(error)
+        return False, f"it answered with an error: {message}"
+    result = future.result()
+    if not isinstance(result, T.ApplyWorkspaceEditResult):
+        return False, "it did not say whether it applied it"
+    if not result.applied:
+        return False, result.failure_reason or "it refused"
+    return True, ""
