@@ -5,7 +5,8 @@ workspace: it reads the editor's open documents (unsaved text included), and its
 become a proposal the user accepts or rejects hunk by hunk. Nothing touches a file until
 the user accepts. Handlers here are thin: wire shapes are decided in `review.py`,
 `edits.py` and `offers.py`, the hunks' states in `proposal.py`, the review commands live
-in `decisions.py` and a run in `runner.py`.
+in `decisions.py` and `accepting.py`, when an accept counts in `applying.py`, and a run in
+`runner.py`. Each edit request's proposal is kept beside the others until it is decided.
 """
 
 from __future__ import annotations
