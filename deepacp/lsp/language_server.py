@@ -144,12 +144,13 @@ class DeepacpLanguageServer(LanguageServer):
         self.proposals[proposal.id] = proposal
 
     def active(self, proposal_ids: tuple[str, ...]) -> Proposal | None:
-        """The proposal named, or when none is, the latest with hunks still open."""
+        """The proposal named, or when none is, the latest with hunks still open (else the
+        latest: there is nothing left to decide in it)."""
         if proposal_ids:
             proposal = self.proposals.get(proposal_ids[0])
         else:
-            open_ones = [p for p in self.proposals.values() if p.open]
-            proposal = open_ones[-1] if open_ones else None
+            latest = [p for p in self.proposals.values() if p.open] or list(self.proposals.values())
+            proposal = latest[-1] if latest else None
         if proposal is None:
             self.notify_user("deepacp: that proposal is no longer active", T.MessageType.Warning)
         return proposal

@@ -254,6 +254,9 @@ function scenarios.double_accept()
   end)
   report.accept_messages = vim.deepcopy(report.messages)
   vim.cmd("wall")
+  report.messages = {}
+  deepacp.accept({ sync = true }) -- once it has landed
+  report.accept_after = vim.deepcopy(report.messages)
 end
 
 -- The editor slow to answer: while it holds the first edit, the key is pressed again.

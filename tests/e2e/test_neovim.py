@@ -270,6 +270,7 @@ def test_accept_pressed_twice_applies_the_proposal_once(nvim: str, tmp_path: Pat
     root = project(tmp_path / "project", {"calc.py": DISK})
     report = run(nvim, "double_accept", tmp_path, INSERT_AND_CREATE, DEEPACP_TEST_ROOT=str(root))
     applied_once(report, root)
+    assert report["accept_after"] == ["deepacp: nothing left to accept in this proposal"]
 
 
 @pytest.mark.parametrize("nvim", NEOVIMS)
