@@ -16,6 +16,9 @@ class ClientSupport:
     """What the client declared; `ClientSupport()` is a client that declared nothing."""
 
     document_changes: bool = False
+    versioned_edits: bool = False
+    """Text edits can name the document version they were made for, and the editor refuses
+    them when its buffer is newer (`documentChanges` of `TextDocumentEdit`s)."""
     create_files: bool = False
     delete_files: bool = False
     annotations: bool = False
@@ -27,7 +30,12 @@ class ClientSupport:
     """How a position's character counts, as pygls agreed it with the client."""
 
 
-def client_support(caps: T.ClientCapabilities) -> ClientSupport:
+APPLIES_VERSIONED_EDITS = ("Neovim",)
+"""Clients that apply `documentChanges` text edits (and drop one older than the buffer)
+though they do not declare it: Neovim 0.5 to 0.11."""
+
+
+def client_support(caps: T.ClientCapabilities, client: T.ClientInfo | None = None) -> ClientSupport:
     workspace = caps.workspace
     edit = workspace.workspace_edit if workspace else None
     operations = set(edit.resource_operations or []) if edit else set()
@@ -35,6 +43,8 @@ def client_support(caps: T.ClientCapabilities) -> ClientSupport:
     document = caps.text_document
     return ClientSupport(
         document_changes=bool(edit and edit.document_changes),
+        versioned_edits=bool(edit and edit.document_changes)
+        or (client is not None and client.name in APPLIES_VERSIONED_EDITS),
         create_files=T.ResourceOperationKind.Create in operations,
         delete_files=T.ResourceOperationKind.Delete in operations,
         annotations=bool(edit and edit.change_annotation_support and edit.document_changes),

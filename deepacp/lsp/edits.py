@@ -6,6 +6,10 @@ where the client declares file operations in `documentChanges` (VS Code); elsewh
 a text edit that replaces the whole of the editor's empty document for that file (Neovim
 and Emacs open an unsaved buffer for it). A deletion needs the client's DeleteFile;
 without it the hunk is left for the user to do or reject.
+
+Text edits name the document version they were made for wherever the client honours it
+(`ClientSupport.versioned_edits`), so an edit that arrives after the user typed is refused
+by the editor instead of landing on the wrong lines or twice.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class FileEdit:
     left: list[Left] = field(default_factory=list)
     deltas: list[tuple[int, int]] = field(default_factory=list)
     """(line, lines added or removed) of each covered hunk."""
+    after: str | None = None
+    """The document's text once this edit is applied (None: the file is deleted)."""
 
     def left_after(self) -> list[Left]:
         """The hunks left out, at the lines they will be on once this edit is applied."""
@@ -119,6 +125,9 @@ def file_edit(
     hunks, and deletions the client cannot do, are left out."""
     chosen = [h for h in change.pending if hunk_ids is None or h.id in hunk_ids]
     out = FileEdit(change.uri, version)
+    if not chosen:  # nothing pending there (decided, or being applied): nothing to send
+        out.after = current
+        return out
     if change.deleted:
         if support.document_changes and support.delete_files:
             out.operation = "delete"
@@ -126,6 +135,7 @@ def file_edit(
             out.covered = {h.id: 0 for h in chosen}
         else:
             out.left = [Left(change.uri, 0, "delete") for _ in chosen]
+            out.after = current
         return out
     if change.created and current is None:
         creates = support.document_changes and support.create_files
@@ -133,6 +143,7 @@ def file_edit(
         where = T.Range(T.Position(0, 0), T.Position(0, 0)) if creates else whole_range(None)
         out.edits = [T.TextEdit(where, change.new_text or "")]
         out.covered = {h.id: 0 for h in chosen}
+        out.after = change.new_text or ""
         return out
     lines = split_lines(current)
     for place in change.placed(current):
@@ -148,6 +159,14 @@ def file_edit(
             out.edits.append(hunk_edit(lines, at, hunk, support.position_encoding))
         out.covered[hunk.id] = at
         out.deltas.append((at, hunk.delta))
+    if change.created and out.covered:
+        lines = split_lines(change.new_text)
+    else:  # from the bottom up, so each hunk's line is still where it was
+        applied = [h for h in chosen if h.id in out.covered]
+        for hunk in sorted(applied, key=lambda h: out.covered[h.id], reverse=True):
+            start = out.covered[hunk.id]
+            lines[start : start + len(hunk.old_lines)] = hunk.new_lines
+    out.after = "".join(lines)
     return out
 
 
@@ -167,14 +186,16 @@ def workspace_edit(
     support: ClientSupport,
     annotation: tuple[str, T.ChangeAnnotation] | None = None,
 ) -> T.WorkspaceEdit | None:
-    """One WorkspaceEdit for the parts (None when there is nothing to apply): plain
-    `changes` unless the client declares `documentChanges`; annotated edits when given an
-    annotation (they then need the user's confirmation)."""
+    """One WorkspaceEdit for the parts (None when there is nothing to apply): versioned
+    `documentChanges` where the client honours them, else plain `changes`; annotated edits
+    when given an annotation (they then need the user's confirmation). File operations
+    only come from `file_edit` for a client that declares them."""
     parts = [p for p in parts if not p.empty]
     if not parts:
         return None
-    if not support.document_changes:
+    if not support.versioned_edits:
         return T.WorkspaceEdit(changes={p.uri: p.edits for p in parts})
+    annotation = annotation if support.annotations else None
     label = annotation[0] if annotation else None
     changes: list = []
     for part in parts:

@@ -1,4 +1,4 @@
-"""What the user did with the last proposal, for the agent's next run in that workspace:
+"""What the user did with the earlier proposals, for the agent's next run in that workspace:
 the hunks rejected or gone stale, told once each, the same way the ACP face tells it."""
 
 from __future__ import annotations
@@ -61,9 +61,8 @@ class PendingNote:
 
 
 def review_since(
-    proposal: Proposal | None, root: Path, current: CurrentText, shown: Callable[[str], str]
+    proposals: list[Proposal], root: Path, current: CurrentText, shown: Callable[[str], str]
 ) -> PendingNote:
-    """What the next run in `root` should hear about `proposal` (the previous one)."""
-    if proposal is None:
-        return PendingNote(None)
-    return PendingNote(review_note(proposal_findings(proposal, root, current, shown)))
+    """What the next run in `root` should hear about the earlier `proposals`."""
+    findings = [f for p in proposals for f in proposal_findings(p, root, current, shown)]
+    return PendingNote(review_note(findings))

@@ -1,10 +1,14 @@
 """The language server's state: options, what the client supports, the open documents,
-the workspace folders, the active proposal and the runs in progress."""
+the workspace folders, the proposals (one per edit request, each kept until it is decided),
+the edits sent to the editor and the runs in progress."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ from pygls.workspace import TextDocument
 from deepacp._version import __version__
 from deepacp.backends.sandbox import SandboxPolicy
 from deepacp.lsp import edits, review
+from deepacp.lsp.applying import InFlight
 from deepacp.lsp.capabilities import ClientSupport, Tier
 from deepacp.lsp.lint import lint
 from deepacp.lsp.options import LspOptions
@@ -51,7 +56,9 @@ class DeepacpLanguageServer(LanguageServer):
         self.tiers: set[Tier] = {"diagnostics"}
         self.roots: list[Path] = []
         """The workspace folders; a file outside all of them is refused."""
-        self.proposal: Proposal | None = None
+        self.proposals: dict[str, Proposal] = {}
+        """By id, oldest first."""
+        self.in_flight = InFlight()
         self.last_uri: str | None = None
         """The document the user last opened, changed or asked about."""
         self.runs: dict[str, asyncio.Task] = {}
@@ -92,22 +99,29 @@ class DeepacpLanguageServer(LanguageServer):
     def documents_for(self, proposal: Proposal) -> edits.Documents:
         return {uri: self.current(change) for uri, change in proposal.files.items()}
 
+    def in_file(self, uri: str) -> list[tuple[Proposal, FileChange]]:
+        """The proposals with hunks still open in `uri`, oldest first, and their change there."""
+        return [
+            (p, change)
+            for p in self.proposals.values()
+            if (change := p.files.get(uri)) is not None and change.open
+        ]
+
     def publish(self) -> None:
-        """Diagnostics for every file of the active proposal; clear the ones that are done."""
+        """Diagnostics for every file of every proposal; clear the ones that are done."""
         current: set[str] = set()
-        if self.proposal is not None:
-            documents = self.documents_for(self.proposal)
-            for uri, change in self.proposal.files.items():
-                text = documents[uri][0]
-                items = (
-                    review.diagnostics(self.proposal, change, text or "") if change.pending else []
-                )
-                self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri, items))
-                if items:
-                    current.add(uri)
-        for uri in self._published - current:
-            if self.proposal is None or uri not in self.proposal.files:
-                self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri, []))
+        uris = {uri for p in self.proposals.values() for uri in p.files}
+        for uri in sorted(uris):
+            items = [
+                d
+                for proposal, change in self.in_file(uri)
+                for d in review.diagnostics(proposal, change, self.current(change)[0] or "")
+            ]
+            self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri, items))
+            if items:
+                current.add(uri)
+        for uri in self._published - current - uris:
+            self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri, []))
         self._published = current
 
     def lint(self, uri: str) -> None:
@@ -122,19 +136,54 @@ class DeepacpLanguageServer(LanguageServer):
     def notify_user(self, message: str, kind: T.MessageType = T.MessageType.Info) -> None:
         self.window_show_message(T.ShowMessageParams(type=kind, message=message))
 
+    def add_proposal(self, proposal: Proposal) -> None:
+        """Keep `proposal` beside the others; forget the ones with nothing left open."""
+        self.proposals = {
+            i: p for i, p in self.proposals.items() if any(f.open for f in p.files.values())
+        }
+        self.proposals[proposal.id] = proposal
+
     def active(self, proposal_ids: tuple[str, ...]) -> Proposal | None:
-        """The proposal named (the active one when none is), if it is still the active one."""
-        proposal = self.proposal
-        if proposal is None or (proposal_ids and proposal.id != proposal_ids[0]):
+        """The proposal named, or when none is, the latest with hunks still open (else the
+        latest: there is nothing left to decide in it)."""
+        if proposal_ids:
+            proposal = self.proposals.get(proposal_ids[0])
+        else:
+            latest = [p for p in self.proposals.values() if p.open] or list(self.proposals.values())
+            proposal = latest[-1] if latest else None
+        if proposal is None:
             self.notify_user("deepacp: that proposal is no longer active", T.MessageType.Warning)
-            return None
         return proposal
 
-    async def apply_edit(self, edit: T.WorkspaceEdit, label: str) -> bool:
-        """Ask the editor to apply `edit`; say so when it does not."""
+    async def apply_edit(
+        self, edit: T.WorkspaceEdit, label: str, answered: Answered | None = None
+    ) -> tuple[bool, str]:
+        """Ask the editor to apply `edit`: whether it says it did, and if not, why not
+        (its reason, or the error it answered with). `answered` gets that the moment the
+        answer is read, before any message the editor sent after it is handled."""
         params = T.ApplyWorkspaceEditParams(edit=edit, label=label)
-        result = await self.workspace_apply_edit_async(params)
-        if not result.applied:
-            reason = result.failure_reason or "refused"
-            self.notify_user(f"deepacp: the editor did not apply the change ({reason})")
-        return result.applied
+        future = self.protocol.send_request(T.WORKSPACE_APPLY_EDIT, params)
+        if answered is not None:
+            future.add_done_callback(lambda done: answered(*_answer(done)))
+        with contextlib.suppress(Exception):  # read by _answer
+            await asyncio.wrap_future(future)
+        return _answer(future)
+
+
+Answered = Callable[[bool, str], None]
+"""Told the editor's answer to an edit: whether it applied it, and if not, why not."""
+
+
+def _answer(future: Future) -> tuple[bool, str]:
+    """The editor's answer to `workspace/applyEdit`, as (applied, why not)."""
+    if future.cancelled():
+        return False, "the request was cancelled"
+    if (error := future.exception()) is not None:
+        message = error.message if isinstance(error, JsonRpcException) else str(error)
+        return False, f"it answered with an error: {message}"
+    result = future.result()
+    if not isinstance(result, T.ApplyWorkspaceEditResult):
+        return False, "it did not say whether it applied it"
+    if not result.applied:
+        return False, result.failure_reason or "it refused"
+    return True, ""

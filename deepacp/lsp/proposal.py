@@ -9,6 +9,11 @@ line before it. A created file is one hunk that fills an empty document.
 
 A hunk is pending until the user accepts or rejects it, and a decision is final: accepting
 a hunk already rejected (a stale code action, a late bookkeeping command) changes nothing.
+Accepting goes through the editor, so it has a state of its own: an accept *claims* its
+pending hunks (pending -> applying) before it sends their edit, and a second accept of the
+same hunks finds nothing to send; once the editor's text shows the edit the hunks are
+accepted, and if it does not (the editor refused, failed, or answered without applying)
+they are pending again.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Literal
 from deepacp.lsp.tracking import Span, Spans
 
 Decision = Literal["accepted", "rejected"]
-HunkState = Literal["pending", Decision]
+HunkState = Literal["pending", "applying", Decision]
 EMPTY_DOCUMENTS = ("", "\n", "\r\n")
 """What an editor holds for a file that does not exist yet (Neovim and Helix: one empty line)."""
 
@@ -63,6 +68,21 @@ class Hunk:
         self.state = decision
         return True
 
+    def claim(self) -> bool:
+        """Take this pending hunk for an edit about to be sent; whether it was pending."""
+        if self.state != "pending":
+            return False
+        self.state = "applying"
+        return True
+
+    def settle(self, applied: bool) -> bool:
+        """The editor's text shows this hunk applied (accepted) or not (pending again);
+        whether it was being applied."""
+        if self.state != "applying":
+            return False
+        self.state = "accepted" if applied else "pending"
+        return True
+
 
 @dataclass(frozen=True)
 class Placed:
@@ -97,6 +117,22 @@ class FileChange:
     @property
     def pending(self) -> list[Hunk]:
         return [h for h in self.hunks if h.state == "pending"]
+
+    @property
+    def open(self) -> list[Hunk]:
+        """The hunks not decided yet: pending, or being applied."""
+        return [h for h in self.hunks if h.state in ("pending", "applying")]
+
+    def claim(self, hunk_ids: Iterable[str]) -> list[str]:
+        """Claim the named pending hunks for an edit; the ids claimed now (a hunk already
+        being applied or decided is left out)."""
+        chosen = set(hunk_ids)
+        return [h.id for h in self.hunks if h.id in chosen and h.claim()]
+
+    def settle(self, hunk_ids: Iterable[str], applied: bool) -> list[str]:
+        """The named hunks being applied are accepted (or pending again); those settled."""
+        chosen = set(hunk_ids)
+        return [h.id for h in self.hunks if h.id in chosen and h.settle(applied)]
 
     @property
     def created(self) -> bool:
@@ -137,12 +173,24 @@ class FileChange:
                 return at
         return None
 
-    def placed(self, current: str | None) -> list[Placed]:
-        """The pending hunks, each where it is in `current` (the document now) or stale."""
+    def shows(self, hunk: Hunk, current: list[str]) -> bool:
+        """Whether `current` looks like it holds `hunk` applied: its old lines gone from
+        where they were, or (an insertion) its new lines right after its anchor. A guess,
+        for when the text before and after the edit are not known."""
+        if self.created:
+            return "".join(current) == (self.new_text or "")
+        at = self.locate(hunk, current)
+        if hunk.old_lines:
+            return at is None
+        return at is not None and current[at : at + len(hunk.new_lines)] == hunk.new_lines
+
+    def placed(self, current: str | None, hunks: list[Hunk] | None = None) -> list[Placed]:
+        """The pending hunks (or `hunks`), each where it is in `current` (the document now)
+        or stale."""
         lines = split_lines(current)
         last = max(0, len(lines) - 1)
         out = []
-        for hunk in self.pending:
+        for hunk in self.pending if hunks is None else hunks:
             at = self.locate(hunk, lines)
             if at is None:
                 at = min(self.span(hunk, lines)[0], last)
@@ -165,10 +213,23 @@ class Proposal:
     rationale: str = ""
     partial: bool = False
     """The run was cancelled: these are the edits it had made by then."""
+    instruction: str = ""
+    """What the user asked for."""
 
     @property
     def pending(self) -> bool:
         return any(f.pending for f in self.files.values())
+
+    @property
+    def open(self) -> bool:
+        """Some hunk is not decided yet (pending, or being applied)."""
+        return any(f.open for f in self.files.values())
+
+    @property
+    def label(self) -> str:
+        """The proposal in a few words, to tell it from another: what the user asked for."""
+        asked = self.instruction.strip().splitlines()
+        return f"{self.id}: {asked[0][:60]}" if asked else self.id
 
     @property
     def hunk_count(self) -> int:

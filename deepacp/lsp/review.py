@@ -12,8 +12,16 @@ from __future__ import annotations
 from lsprotocol import types as T
 
 from deepacp.diffs import hunk_diff
+from deepacp.lsp.applying import digest
 from deepacp.lsp.capabilities import ClientSupport, Tier
-from deepacp.lsp.edits import Documents, file_edit, hunk_range, proposal_edits, workspace_edit
+from deepacp.lsp.edits import (
+    Documents,
+    FileEdit,
+    file_edit,
+    hunk_range,
+    proposal_edits,
+    workspace_edit,
+)
 from deepacp.lsp.messages import Name
 from deepacp.lsp.proposal import FileChange, Hunk, Proposal
 
@@ -44,10 +52,14 @@ def what_it_does(change: FileChange, hunk: Hunk) -> str:
 
 
 def diagnostics(proposal: Proposal, change: FileChange, current: str) -> list[T.Diagnostic]:
+    """A hint per open hunk (one being applied keeps its hint until the editor's text shows
+    it, unless its text is gone already)."""
     out = []
     partial = f" ({PARTIAL})" if proposal.partial else ""
-    for place in change.placed(current):
+    for place in change.placed(current, change.open):
         hunk = place.hunk
+        if place.stale and hunk.state == "applying":
+            continue
         if place.stale:
             message = f"deepacp: this proposed change no longer matches the text (stale){partial}"
             severity = T.DiagnosticSeverity.Warning
@@ -98,21 +110,34 @@ def hover(
     return None
 
 
+def annotation(proposal: Proposal) -> tuple[str, T.ChangeAnnotation]:
+    """The annotation that makes an edit of `proposal` need the user's confirmation."""
+    label = T.ChangeAnnotation(
+        label=proposal.summary, needs_confirmation=True, description=proposal.rationale
+    )
+    return "deepacp", label
+
+
 def annotated_edit(
     proposal: Proposal, documents: Documents, support: ClientSupport
 ) -> tuple[T.WorkspaceEdit | None, dict[str, list[str]]]:
     """Everything pending as one annotated edit that needs confirmation, and the hunk ids
     it covers per file."""
     parts = proposal_edits(proposal, documents, support)
-    label = T.ChangeAnnotation(
-        label=proposal.summary, needs_confirmation=True, description=proposal.rationale
-    )
-    edit = workspace_edit(parts, support, ("deepacp", label))
+    edit = workspace_edit(parts, support, annotation(proposal))
     return edit, {p.uri: list(p.covered) for p in parts if p.covered}
 
 
 def command(title: str, name: str, *arguments: object) -> T.Command:
     return T.Command(title=title, command=name, arguments=list(arguments))
+
+
+def _accepted(proposal: Proposal, part: FileEdit, current: str) -> T.Command:
+    """The bookkeeping after an accept action's edit: its hunks, and the text before and
+    after it (digests), which the server checks against the editor's text."""
+    texts = [digest(current), digest(part.after or "")]
+    ids = list(part.covered)
+    return command("Accepted", ACCEPTED, proposal.id, part.uri, ids, *texts)
 
 
 def _reject(proposal: Proposal, change: FileChange, hunk: Hunk, title: str) -> T.CodeAction:
@@ -130,11 +155,16 @@ def code_actions(
     selection: T.Range,
     support: ClientSupport,
     tiers: set[Tier],
+    named: bool = False,
 ) -> list[T.CodeAction]:
     """Accept / reject actions for the hunks under `selection`, the file and the proposal.
-    Accepting carries the edit itself, so the editor applies it natively."""
+    Accepting carries the edit itself, so the editor applies it natively, and its
+    bookkeeping command carries the text before and after it, so the server counts it only
+    if the editor's text shows it. `named`: another proposal has hunks in this file too, so
+    each title says which proposal it is about."""
     current, version = documents[change.uri]
     current = current or ""
+    named_as = f" ({proposal.label})" if named else ""
     actions: list[T.CodeAction] = []
     under = [
         p
@@ -152,37 +182,44 @@ def code_actions(
                 if place.stale
                 else "this editor cannot delete files for deepacp"
             )
-            actions.append(_reject(proposal, change, hunk, f"deepacp: reject hunk ({why})"))
+            actions.append(
+                _reject(proposal, change, hunk, f"deepacp: reject hunk ({why}){named_as}")
+            )
             continue
         actions.append(
             T.CodeAction(
-                title="deepacp: Accept this hunk",
+                title=f"deepacp: Accept this hunk{named_as}",
                 kind=T.CodeActionKind.QuickFix,
                 edit=edit,
-                command=command("Accepted", ACCEPTED, proposal.id, change.uri, list(part.covered)),
+                command=_accepted(proposal, part, current),
                 is_preferred=True,
             )
         )
-        actions.append(_reject(proposal, change, hunk, "deepacp: Reject hunk"))
+        actions.append(_reject(proposal, change, hunk, f"deepacp: Reject hunk{named_as}"))
     part = file_edit(change, current, version, support)
     if (edit := workspace_edit([part], support)) is not None:
         actions.append(
             T.CodeAction(
-                title="deepacp: Accept all in file",
+                title=f"deepacp: Accept all in file{named_as}",
                 kind=T.CodeActionKind.QuickFix,
                 edit=edit,
-                command=command("Accepted", ACCEPTED, proposal.id, change.uri, list(part.covered)),
+                command=_accepted(proposal, part, current),
             )
         )
     parts = proposal_edits(proposal, documents, support)
     if (everything := workspace_edit(parts, support)) is not None:
         covered = {p.uri: list(p.covered) for p in parts if p.covered}
+        texts = {
+            p.uri: [digest(documents[p.uri][0] or ""), digest(p.after or "")]
+            for p in parts
+            if p.covered
+        }
         actions.append(
             T.CodeAction(
-                title="deepacp: Accept proposal",
+                title=f"deepacp: Accept proposal{named_as}",
                 kind=T.CodeActionKind.QuickFix,
                 edit=everything,
-                command=command("Accepted", ACCEPTED_PROPOSAL, proposal.id, covered),
+                command=command("Accepted", ACCEPTED_PROPOSAL, proposal.id, covered, texts),
             )
         )
     if "annotated" in tiers:
@@ -195,14 +232,14 @@ def code_actions(
         )
     actions.append(
         T.CodeAction(
-            title="deepacp: Reject proposal",
+            title=f"deepacp: Reject proposal{named_as}",
             kind=T.CodeActionKind.QuickFix,
             command=command("Reject proposal", REJECT_PROPOSAL, proposal.id),
         )
     )
     actions.append(
         T.CodeAction(
-            title="deepacp: Show diff",
+            title=f"deepacp: Show diff{named_as}",
             kind=T.CodeActionKind.QuickFix,
             command=command("Show diff", SHOW_DIFF, proposal.id),
         )

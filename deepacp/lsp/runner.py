@@ -54,12 +54,12 @@ in one or two sentences what you changed and why."""
 
 class EditorHost(Protocol):
     """What a run needs from the language server: its options and what the client
-    supports, the editor's open documents, progress, message requests, and the active
-    proposal with the user told about it."""
+    supports, the editor's open documents, progress, message requests, and the proposals
+    (this run's joins them) with the user told about it."""
 
     options: LspOptions
     support: ClientSupport
-    proposal: Proposal | None
+    proposals: dict[str, Proposal]
     sandbox_flag: SandboxPolicy | None
 
     @property
@@ -70,6 +70,8 @@ class EditorHost(Protocol):
     def display_name(self, path: str) -> str: ...
 
     def current(self, change: FileChange) -> tuple[str | None, int | None]: ...
+
+    def add_proposal(self, proposal: Proposal) -> None: ...
 
     def publish(self) -> None: ...
 
@@ -213,8 +215,10 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     try:
         if token is not None:
             await _begin_progress(ls, token, args.instruction)
-        # The rejected and stale hunks of the last proposal here: the run builds on the rest.
-        review = review_since(ls.proposal, root, lambda c: ls.current(c)[0], ls.display_name)
+        # The rejected and stale hunks of the proposals here: the run builds on the rest.
+        review = review_since(
+            list(ls.proposals.values()), root, lambda c: ls.current(c)[0], ls.display_name
+        )
         workspace = Workspace(str(root), view=view, review=review)
         async with manager.ephemeral(workspace, "accept-edits", spec, handler) as session:
             stop = await session.prompt(prompt)
@@ -234,11 +238,12 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     proposal = make_proposal(f"p{next(_proposal_ids)}", changes)
     proposal.rationale = handler.summary
     proposal.partial = stop == "cancelled"
+    proposal.instruction = args.instruction
     attach_notes(proposal, handler.notes)
-    if proposal.files:
-        ls.proposal = proposal
+    if proposal.files:  # beside the others: a run that ends while another runs drops none
+        ls.add_proposal(proposal)
     ls.publish()
-    ls.notify_user(outcome_message(proposal, ls.display_name))
+    ls.notify_user(outcome_message(proposal, ls.display_name, list(ls.proposals.values())))
     return {
         "run": run_id,
         "stop": stop,

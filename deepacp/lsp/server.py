@@ -5,7 +5,8 @@ workspace: it reads the editor's open documents (unsaved text included), and its
 become a proposal the user accepts or rejects hunk by hunk. Nothing touches a file until
 the user accepts. Handlers here are thin: wire shapes are decided in `review.py`,
 `edits.py` and `offers.py`, the hunks' states in `proposal.py`, the review commands live
-in `decisions.py` and a run in `runner.py`.
+in `decisions.py` and `accepting.py`, when an accept counts in `applying.py`, and a run in
+`runner.py`. Each edit request's proposal is kept beside the others until it is decided.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ decisions.register(server)
 
 @server.feature(T.INITIALIZE)
 def initialize(ls: DeepacpLanguageServer, params: T.InitializeParams) -> None:
-    ls.support = client_support(params.capabilities)
+    ls.support = client_support(params.capabilities, params.client_info)
     ls.options, problems = read_options(params.initialization_options)
     for problem in problems:
         log.warning("%s", problem)
@@ -45,27 +46,39 @@ def initialize(ls: DeepacpLanguageServer, params: T.InitializeParams) -> None:
     ls.roots = workspace_roots(params)
 
 
+def seen(ls: DeepacpLanguageServer, uri: str, reported: bool) -> None:
+    """The editor's text of `uri` as it is now settles the edits sent to it (see
+    `applying.py`); `reported`: the editor has sent its changes to that document."""
+    if (document := ls.document(uri)) is not None and ls.in_flight.on(uri):
+        ls.in_flight.text_seen(uri, document.source, reported)
+
+
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: DeepacpLanguageServer, params: T.DidOpenTextDocumentParams) -> None:
     ls.last_uri = params.text_document.uri
     ls.lint(params.text_document.uri)
+    seen(ls, params.text_document.uri, reported=False)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: DeepacpLanguageServer, params: T.DidChangeTextDocumentParams) -> None:
-    ls.last_uri = params.text_document.uri
-    ls.lint(params.text_document.uri)
-    if ls.proposal is not None and params.text_document.uri in ls.proposal.files:
+    uri = ls.last_uri = params.text_document.uri
+    ls.lint(uri)
+    seen(ls, uri, reported=True)
+    if ls.in_file(uri):
         ls.publish()
 
 
 @server.feature(T.TEXT_DOCUMENT_HOVER)
 def hover(ls: DeepacpLanguageServer, params: T.HoverParams) -> T.Hover | None:
-    proposal = ls.proposal
-    if proposal is None or (change := proposal.files.get(params.text_document.uri)) is None:
-        return None
-    text = ls.current(change)[0] or ""
-    return review.hover(proposal, change, text, params.position.line, ls.display_name)
+    uri = params.text_document.uri
+    seen(ls, uri, reported=True)
+    for proposal, change in reversed(ls.in_file(uri)):
+        text = ls.current(change)[0] or ""
+        found = review.hover(proposal, change, text, params.position.line, ls.display_name)
+        if found is not None:
+            return found
+    return None
 
 
 @server.feature(
@@ -74,11 +87,14 @@ def hover(ls: DeepacpLanguageServer, params: T.HoverParams) -> T.Hover | None:
 )
 def code_action(ls: DeepacpLanguageServer, params: T.CodeActionParams) -> list[T.CodeAction]:
     uri = ls.last_uri = params.text_document.uri
+    seen(ls, uri, reported=True)
     actions: list[T.CodeAction] = []
-    proposal = ls.proposal
-    if proposal is not None and (change := proposal.files.get(uri)) is not None and change.pending:
+    mine = [(p, change) for p, change in ls.in_file(uri) if change.pending]
+    for proposal, change in reversed(mine):  # the latest proposal first
+        documents = ls.documents_for(proposal)
+        named = len(mine) > 1
         actions += review.code_actions(
-            proposal, change, ls.documents_for(proposal), params.range, ls.support, ls.tiers
+            proposal, change, documents, params.range, ls.support, ls.tiers, named
         )
     if (document := ls.document(uri)) is not None:
         actions += offers.instruction_actions(uri, document.lines, params.range)
@@ -87,14 +103,14 @@ def code_action(ls: DeepacpLanguageServer, params: T.CodeActionParams) -> list[T
 
 @server.feature(T.TEXT_DOCUMENT_CODE_LENS)
 def code_lens(ls: DeepacpLanguageServer, params: T.CodeLensParams) -> list[T.CodeLens]:
-    proposal = ls.proposal
-    if (
-        "lens" not in ls.tiers
-        or proposal is None
-        or (change := proposal.files.get(params.text_document.uri)) is None
-    ):
+    if "lens" not in ls.tiers:
         return []
-    return review.code_lenses(proposal, change, ls.current(change)[0] or "")
+    seen(ls, params.text_document.uri, reported=True)
+    return [
+        lens
+        for proposal, change in ls.in_file(params.text_document.uri)
+        for lens in review.code_lenses(proposal, change, ls.current(change)[0] or "")
+    ]
 
 
 @server.command(EDIT)

@@ -108,6 +108,20 @@ local function lines(bufnr)
   return vim.api.nvim_buf_get_lines(bufnr or 0, 0, -1, false)
 end
 
+-- How many of the messages so far contain any of `patterns`.
+local function count(...)
+  local n = 0
+  for _, message in ipairs(report.messages) do
+    for _, pattern in ipairs({ ... }) do
+      if message:find(pattern, 1, true) then
+        n = n + 1
+        break
+      end
+    end
+  end
+  return n
+end
+
 local scenarios = {}
 
 -- The proposal is made against the unsaved buffer and reaches the disk only on :write.
@@ -292,6 +306,81 @@ function scenarios.moved_note()
     end)
   end
   deepacp.edit("and the next thing", nil, { sync = true })
+end
+
+-- :DeepacpAccept pressed twice in one burst: the proposal is applied once.
+function scenarios.double_accept()
+  local root = env("DEEPACP_TEST_ROOT")
+  open(root .. "/calc.py")
+  deepacp.edit("document sub", nil, { sync = true })
+  report.messages = {}
+  vim.cmd("DeepacpAccept")
+  vim.cmd("DeepacpAccept")
+  wait("both accepts' outcomes", function()
+    return count("not saved yet", "already being applied") >= 2
+  end)
+  report.accept_messages = vim.deepcopy(report.messages)
+  vim.cmd("wall")
+  report.messages = {}
+  deepacp.accept({ sync = true }) -- once it has landed
+  report.accept_after = vim.deepcopy(report.messages)
+end
+
+-- The editor slow to answer: while it holds the first edit, the key is pressed again.
+function scenarios.slow_accept()
+  local root = env("DEEPACP_TEST_ROOT")
+  open(root .. "/calc.py")
+  deepacp.edit("document sub", nil, { sync = true })
+  report.messages = {}
+  report.edits = 0
+  local apply = vim.lsp.handlers["workspace/applyEdit"]
+  vim.lsp.handlers["workspace/applyEdit"] = function(...)
+    report.edits = report.edits + 1
+    if report.edits == 1 then
+      vim.cmd("DeepacpAccept")
+      vim.wait(10000, function()
+        return said("already being applied") ~= nil or report.edits > 1
+      end, 10)
+    end
+    return apply(...)
+  end
+  vim.cmd("DeepacpAccept")
+  wait("both accepts' outcomes", function()
+    return count("not saved yet", "already being applied") >= 2
+  end)
+  report.accept_messages = vim.deepcopy(report.messages)
+  vim.cmd("wall")
+end
+
+-- Two edits at once: the one that ends last keeps the other's proposal beside its own.
+function scenarios.two_edits()
+  local root = env("DEEPACP_TEST_ROOT")
+  open(root .. "/calc.py")
+  deepacp.edit("ALPHA check sub") -- runs on
+  wait("ALPHA's edit", function()
+    local file = io.open(env("DEEPACP_TEST_RECORD"), "r")
+    if file == nil then
+      return false
+    end
+    local count = #vim.split(file:read("*a"), "\n", { trimempty = true })
+    file:close()
+    return count >= 2
+  end)
+  deepacp.edit("BETA swap add", nil, { sync = true })
+  deepacp.cancel() -- ALPHA ends last, its edit kept
+  wait("ALPHA's outcome", function()
+    return said("cancelled; the 1 change") ~= nil
+  end)
+  report.hints = hints()
+  report.announced = said("cancelled; the 1 change")
+  report.titles = code_action(2, nil)
+  report.messages = {}
+  deepacp.accept({ sync = true })
+  deepacp.accept({ sync = true })
+  wait("both accepts' outcomes", function()
+    return count("not saved yet", "nothing left", "nothing accepted") >= 2
+  end)
+  vim.cmd("write")
 end
 
 local ok, err = pcall(function()

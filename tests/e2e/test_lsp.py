@@ -42,11 +42,16 @@ def make_client() -> LanguageClient:
     client.applied_edits = []
     client.message_requests = []
     client.answer = "Allow once"
+    client.texts = {}  # uri -> [text, version]: the editor's documents
+    client.respond = apply_as_an_editor  # how the editor answers an edit
+    client.gate = None  # an asyncio.Event: the editor answers edits once it is set
 
     @client.feature(T.WORKSPACE_APPLY_EDIT)
-    def apply_edit(params: T.ApplyWorkspaceEditParams):
+    async def apply_edit(params: T.ApplyWorkspaceEditParams):
         client.applied_edits.append(params)
-        return T.ApplyWorkspaceEditResult(applied=True)
+        if client.gate is not None:
+            await client.gate.wait()
+        return client.respond(client, params.edit)
 
     @client.feature(T.WINDOW_SHOW_MESSAGE_REQUEST)
     def message_request(params: T.ShowMessageRequestParams):
@@ -56,18 +61,41 @@ def make_client() -> LanguageClient:
     return client
 
 
-@pytest_lsp.fixture(
-    params=CLIENTS,
-    config=ClientServerConfig(
-        server_command=[DEEPACP, "lsp"],
-        client_factory=make_client,
-        server_env={**os.environ, "DEEPACP_HOME": HOME, "DEEPACP_MODEL": ""},
-    ),
+CONFIG = ClientServerConfig(
+    server_command=[DEEPACP, "lsp"],
+    client_factory=make_client,
+    server_env={**os.environ, "DEEPACP_HOME": HOME, "DEEPACP_MODEL": ""},
 )
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=CONFIG)
 async def client(request, lsp_client: LanguageClient):
     lsp_client.client_name = request.param
     yield
     await lsp_client.shutdown_session()
+
+
+def apply_as_an_editor(client: LanguageClient, edit: T.WorkspaceEdit):
+    """Apply `edit` to the client's documents as an editor does: refuse it whole when a
+    text edit was made for another version of its document, else change (or open) each
+    document and tell the server before answering."""
+    per_file: list[tuple[str, int | None, list[T.TextEdit]]] = []
+    for change in edit.document_changes or []:
+        if isinstance(change, T.TextDocumentEdit):
+            per_file.append((change.text_document.uri, change.text_document.version, change.edits))
+    per_file += [(uri, None, edits) for uri, edits in (edit.changes or {}).items()]
+    for uri, version, _ in per_file:
+        if version is not None and uri in client.texts and client.texts[uri][1] != version:
+            return T.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
+    for uri, _, edits in per_file:
+        if uri in client.texts:
+            text, version = client.texts[uri]
+            change_document(client, uri, apply(text, edits), version + 1)
+        else:
+            path = Path(uri.removeprefix("file://"))
+            text = path.read_text() if path.is_file() else ""
+            open_document(client, path, apply(text, edits))
+    return T.ApplyWorkspaceEditResult(applied=True)
 
 
 async def start(client: LanguageClient, root: Path, turns: list[dict], **options) -> Path:
@@ -105,6 +133,7 @@ def said(client: LanguageClient, text: str) -> list[str]:
 
 def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
     uri = path.as_uri()
+    client.texts[uri] = [text, version]
     client.text_document_did_open(
         T.DidOpenTextDocumentParams(T.TextDocumentItem(uri, "python", version, text))
     )
@@ -112,6 +141,7 @@ def open_document(client: LanguageClient, path: Path, text: str, version: int = 
 
 
 def change_document(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.texts[uri] = [text, version]
     client.text_document_did_change(
         T.DidChangeTextDocumentParams(
             T.VersionedTextDocumentIdentifier(version=version, uri=uri),
@@ -284,17 +314,20 @@ async def test_a_new_file_is_never_written_by_the_server(
     assert hints(client, new_file)[0].message == "deepacp proposes: new file: - test"
     outcome = await execute(client, "deepacp.acceptProposal", result["proposal"])
     assert outcome["applied"] is True and outcome["left"] == []
-    [applied] = client.applied_edits
-    assert "a - b  # ok" in apply(DISK, edits_for(applied.edit, uri))
-    creates = [c for c in applied.edit.document_changes or [] if isinstance(c, T.CreateFile)]
+    # One edit per file, so the editor's answer is about one file.
+    [edited] = [a.edit for a in client.applied_edits if edits_for(a.edit, uri)]
+    [created] = [a.edit for a in client.applied_edits if edits_for(a.edit, new_file)]
+    assert len(client.applied_edits) == 2
+    assert "a - b  # ok" in apply(DISK, edits_for(edited, uri))
+    creates = [c for c in created.document_changes or [] if isinstance(c, T.CreateFile)]
     if client.client_name == "visual-studio-code":  # the editor creates it (file operations)
         assert [c.uri for c in creates] == [new_file]
-        [insert] = edits_for(applied.edit, new_file)
+        [insert] = edits_for(created, new_file)
         assert insert.range == T.Range(T.Position(0, 0), T.Position(0, 0))
         assert insert.new_text == TODO
     else:  # a text edit filling the editor's empty document for it (an unsaved buffer)
         assert creates == []
-        [fill] = edits_for(applied.edit, new_file)
+        [fill] = edits_for(created, new_file)
         assert fill.range == T.Range(T.Position(0, 0), T.Position(1, 0))
         assert apply("\n", [fill]) == TODO  # Neovim opens a missing file as one empty line
     assert not (tmp_path / "notes").exists()  # on no client does the server write it

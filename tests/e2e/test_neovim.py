@@ -309,3 +309,80 @@ def test_the_diff_view_starts_no_language_server(nvim: str, tmp_path: Path) -> N
     report = run(nvim, "show_diff", tmp_path, turns, DEEPACP_TEST_FILE=str(root / "version.py"))
     assert report.get("diff_buffer") or not report["show_document"]
     assert report["server_roots"] == [str(root)]  # none for the diff in $DEEPACP_HOME
+
+
+DOCSTRING = '    """a - b"""\n'
+INSERT_AND_CREATE = [
+    edit("e", "calc.py", "def sub(a, b):\n", f"def sub(a, b):\n{DOCSTRING}"),
+    write("n", "notes/todo.md", "- test\n- ship\n"),
+    {"content": "Documented sub and added notes."},
+]
+
+
+def applied_once(report: dict, root: Path) -> None:
+    """The proposal reached the disk once (`:wall`), and the second accept said why it
+    sent nothing."""
+    assert (root / "calc.py").read_text() == DISK.replace(
+        "def sub(a, b):\n", f"def sub(a, b):\n{DOCSTRING}"
+    )
+    assert (root / "notes" / "todo.md").read_bytes() == b"- test\n- ship\n"
+    accepted = [m for m in report["accept_messages"] if "not saved yet" in m]
+    assert accepted == [
+        "deepacp: accepted into the editor, not saved yet: calc.py, notes/todo.md (new)"
+    ]
+    assert [m for m in report["accept_messages"] if "already being applied" in m] == [
+        "deepacp: already being applied: calc.py, notes/todo.md (new) (waiting for the "
+        "editor); nothing sent again"
+    ]
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_accept_pressed_twice_applies_the_proposal_once(nvim: str, tmp_path: Path) -> None:
+    root = project(tmp_path / "project", {"calc.py": DISK})
+    report = run(nvim, "double_accept", tmp_path, INSERT_AND_CREATE, DEEPACP_TEST_ROOT=str(root))
+    applied_once(report, root)
+    assert report["accept_after"] == ["deepacp: nothing left to accept in this proposal"]
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_accept_pressed_again_while_the_editor_applies_sends_nothing(
+    nvim: str, tmp_path: Path
+) -> None:
+    root = project(tmp_path / "project", {"calc.py": DISK})
+    report = run(nvim, "slow_accept", tmp_path, INSERT_AND_CREATE, DEEPACP_TEST_ROOT=str(root))
+    applied_once(report, root)
+    assert report["edits"] == 2  # one per file
+
+
+@pytest.mark.parametrize("nvim", NEOVIMS)
+def test_an_edit_that_ends_while_another_runs_keeps_both_proposals(
+    nvim: str, tmp_path: Path
+) -> None:
+    root = project(tmp_path / "project", {"calc.py": DISK})
+    alpha = edit("a", "calc.py", "return a - b", "return a - b  # checked", "Check sub.")
+    beta = edit("b", "calc.py", "return a + b", "return b + a", "Swap add.")
+    turns = [
+        {**alpha, "when": "ALPHA"},
+        {"content": "thinking " * 300, "delay_ms": 20, "when": "ALPHA"},
+        {**beta, "when": "BETA"},
+        {"content": "Swapped add.", "when": "BETA"},
+    ]
+    report = run(
+        nvim,
+        "two_edits",
+        tmp_path,
+        turns,
+        DEEPACP_TEST_ROOT=str(root),
+        DEEPACP_TEST_RECORD=str(tmp_path / "requests.jsonl"),
+    )
+    # ALPHA ended last: BETA's hint is still there beside its own, and it says so.
+    assert report["hints"] == [
+        {"line": 2, "message": "deepacp: Swap add."},
+        {"line": 6, "message": "deepacp (partial: the run was cancelled): Check sub."},
+    ]
+    assert "(also still open: p" in report["announced"]
+    assert any(t.startswith("deepacp: Accept this hunk (p") for t in report["titles"])
+    # :DeepacpAccept takes the latest, then the other: both changes land.
+    assert (root / "calc.py").read_text() == DISK.replace("a + b", "b + a").replace(
+        "a - b", "a - b  # checked"
+    )

@@ -18,15 +18,15 @@ class Client:
     tiers: set[Tier]
 
 
-def recorded(name: str, snapshot: str) -> Client:
-    support = client_support(client_capabilities(snapshot))
+def recorded(name: str, snapshot: str, info: T.ClientInfo | None = None) -> Client:
+    support = client_support(client_capabilities(snapshot), info)
     return Client(name, support, review_tiers(support))
 
 
 VSCODE = recorded("vscode", "visual-studio-code")
 """documentChanges with file operations and change annotations."""
-NEOVIM = recorded("neovim", "neovim@v0.7.0")
-"""Neither documentChanges nor annotations: plain `changes`."""
+NEOVIM = recorded("neovim", "neovim@v0.7.0", T.ClientInfo("Neovim", "0.7.2"))
+"""Declares neither documentChanges nor annotations, but applies versioned text edits."""
 EMACS = recorded("emacs", "emacs")
 """documentChanges without file operations or annotations (Helix declares the same)."""
 CLIENTS = [VSCODE, NEOVIM, EMACS]

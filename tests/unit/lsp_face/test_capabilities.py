@@ -11,6 +11,7 @@ from tests.unit.lsp_face.clients import EMACS, NEOVIM, VSCODE
 def test_the_recorded_clients_fall_into_the_three_tiers() -> None:
     assert VSCODE.support == ClientSupport(
         document_changes=True,
+        versioned_edits=True,
         create_files=True,
         delete_files=True,
         annotations=True,
@@ -20,6 +21,7 @@ def test_the_recorded_clients_fall_into_the_three_tiers() -> None:
         code_lens=True,
     )
     assert (NEOVIM.support.document_changes, NEOVIM.support.annotations) == (False, False)
+    assert NEOVIM.support.versioned_edits is EMACS.support.versioned_edits is True
     assert (NEOVIM.support.show_document, NEOVIM.support.show_message_request) == (False, True)
     assert (EMACS.support.document_changes, EMACS.support.annotations) == (True, False)
     assert (EMACS.support.create_files, EMACS.support.delete_files) == (False, False)

@@ -5,6 +5,7 @@ from dataclasses import replace
 
 from lsprotocol import types as T
 
+from deepacp.lsp.capabilities import ClientSupport
 from deepacp.lsp.edits import file_edit, outstanding, proposal_edits, whole_range, workspace_edit
 from deepacp.lsp.proposal import make_proposal
 from tests.unit.lsp_face.clients import EMACS, NEOVIM, VSCODE, apply
@@ -38,6 +39,10 @@ def test_whole_range_covers_the_document_the_editor_holds() -> None:
     assert whole_range(None) == T.Range(T.Position(0, 0), T.Position(1, 0))
 
 
+PLAIN = ClientSupport()
+"""A client that declares nothing: plain `changes`."""
+
+
 def test_lines_added_after_the_last_line_are_inserted_at_its_end() -> None:
     old = "x = 'é'\n"
     new = old + "y = 2\nz = 3\n"
@@ -55,14 +60,35 @@ def test_lines_added_after_the_last_line_are_inserted_at_its_end() -> None:
 
 
 def test_without_document_changes_a_new_file_is_a_text_edit_filling_its_empty_buffer() -> None:
-    parts = proposal_edits(proposal(), DOCUMENTS, NEOVIM.support)
-    edit = workspace_edit(parts, NEOVIM.support)
+    parts = proposal_edits(proposal(), DOCUMENTS, PLAIN)
+    edit = workspace_edit(parts, PLAIN)
     assert edit.document_changes is None
     assert apply("\n", edit.changes["file:///w/new.md"]) == NEW_FILE
     assert apply(OLD, edit.changes["file:///w/a.py"]) == "a\nB\nc\nd\n"
     assert "file:///w/gone.py" not in edit.changes  # no way to delete: left to the user
-    left = {x.uri: x.reason for x in outstanding(proposal(), DOCUMENTS, NEOVIM.support)}
+    left = {x.uri: x.reason for x in outstanding(proposal(), DOCUMENTS, PLAIN)}
     assert left["file:///w/gone.py"] == "delete" and left["file:///w/new.md"] == "pending"
+
+
+def test_neovim_gets_versioned_text_edits_and_no_file_operations() -> None:
+    """Neovim declares no documentChanges but applies them, and drops a text edit made for
+    an older version of its buffer: an accept that comes late is refused, not applied twice."""
+    edit = workspace_edit(proposal_edits(proposal(), DOCUMENTS, NEOVIM.support), NEOVIM.support)
+    assert [type(c).__name__ for c in edit.document_changes] == [
+        "TextDocumentEdit",
+        "TextDocumentEdit",
+    ]
+    assert [c.text_document.version for c in edit.document_changes] == [3, None]
+    [fill] = edit.document_changes[1].edits
+    assert apply("\n", [fill]) == NEW_FILE
+
+
+def test_an_edit_knows_the_text_it_leaves() -> None:
+    parts = {p.uri: p for p in proposal_edits(proposal(), DOCUMENTS, EMACS.support)}
+    assert parts["file:///w/a.py"].after == "a\nB\nc\nd\n"
+    assert parts["file:///w/new.md"].after == NEW_FILE
+    only_b = file_edit(proposal().files["file:///w/a.py"], OLD, 3, EMACS.support, set())
+    assert only_b.after == OLD  # nothing chosen: nothing changes
 
 
 def test_with_file_operations_the_editor_creates_and_deletes() -> None:
@@ -138,10 +164,18 @@ def test_outstanding_names_every_pending_hunk_and_whether_it_would_apply() -> No
 
 def test_an_annotation_needs_document_changes_to_travel() -> None:
     label = ("deepacp", T.ChangeAnnotation(label="tidy", needs_confirmation=True))
-    parts = proposal_edits(proposal(), DOCUMENTS, NEOVIM.support)
-    plain = workspace_edit(parts, NEOVIM.support, label)
+    parts = proposal_edits(proposal(), DOCUMENTS, PLAIN)
+    plain = workspace_edit(parts, PLAIN, label)
     assert plain.change_annotations is None and set(plain.changes) == {
         "file:///w/a.py",
         "file:///w/new.md",
     }
+    for client in (NEOVIM, EMACS):  # documentChanges, but no annotations declared
+        edit = workspace_edit(
+            proposal_edits(proposal(), DOCUMENTS, client.support), client.support, label
+        )
+        assert edit.change_annotations is None
+        assert not any(
+            isinstance(e, T.AnnotatedTextEdit) for c in edit.document_changes for e in c.edits
+        )
     assert workspace_edit([], VSCODE.support, label) is None

@@ -12,7 +12,12 @@ from pathlib import Path
 import deepacp.lsp
 
 PACKAGE = Path(deepacp.lsp.__file__).parent
-SERVER_SIDE = {"deepacp.lsp.server", "deepacp.lsp.language_server", "deepacp.lsp.decisions"}
+SERVER_SIDE = {
+    "deepacp.lsp.server",
+    "deepacp.lsp.language_server",
+    "deepacp.lsp.decisions",
+    "deepacp.lsp.accepting",
+}
 
 
 def imports_of(path: Path) -> set[str]:

@@ -4,7 +4,12 @@ the editor and what is left where, why a change was refused."""
 from pathlib import Path
 
 from deepacp.lsp.edits import Left
-from deepacp.lsp.messages import accept_message, outcome_message, refusal_message
+from deepacp.lsp.messages import (
+    accept_message,
+    busy_message,
+    outcome_message,
+    refusal_message,
+)
 from deepacp.lsp.proposal import make_proposal
 
 OLD = "one\ntwo\nthree\nfour\n"
@@ -80,4 +85,27 @@ def test_a_refusal_says_what_to_do() -> None:
     )
     assert refusal_message("stale", "a.py") == (
         "deepacp: the text under that change was edited since; refused (stale)"
+    )
+
+
+def test_an_outcome_names_the_proposals_still_open_beside_it() -> None:
+    earlier, later = a_proposal(), make_proposal("p2", {"u": ("/w/src/a.py", "a\n", "b\n")})
+    earlier.instruction = "tidy the helpers\nand more"
+    assert outcome_message(later, name, [earlier, later]) == (
+        "deepacp proposes 1 change in src/a.py (also still open: p1: tidy the helpers in "
+        "src/a.py, notes.md (new), old.py (deleted))"
+    )
+    earlier.reject_all()
+    assert outcome_message(later, name, [earlier, later]) == "deepacp proposes 1 change in src/a.py"
+
+
+def test_what_the_editor_did_not_apply_and_what_is_being_applied() -> None:
+    proposal = a_proposal()
+    refused = [("file:///w/src/a.py", "declined in Emacs")]
+    assert accept_message(proposal, ["file:///w/notes.md"], [], name, refused) == (
+        "deepacp: accepted into the editor, not saved yet: notes.md (new); the editor did not "
+        "apply src/a.py (declined in Emacs)"
+    )
+    assert busy_message(proposal, ["file:///w/src/a.py"], name) == (
+        "deepacp: already being applied: src/a.py (waiting for the editor); nothing sent again"
     )
