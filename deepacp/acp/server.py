@@ -98,7 +98,12 @@ async def handshake(transport: StdioTransport) -> dict | None:
 
 
 async def serve_stdio(options: ServerOptions) -> None:
-    transport = await StdioTransport.open_stdio()
+    await serve_transport(await StdioTransport.open_stdio(), options)
+
+
+async def serve_transport(transport: StdioTransport, options: ServerOptions) -> None:
+    """Serve ACP on `transport` until the client goes away (the tests' in-process tier
+    serves a socket pair the same way)."""
     params = await handshake(transport)
     if params is None:
         return
