@@ -14,6 +14,7 @@ from deepacp._version import __version__
 
 if TYPE_CHECKING:
     from deepacp.backends.sandbox import SandboxPolicy
+    from deepacp.config import ServerOptions
 
 SANDBOX_HELP = (
     "how commands are confined: workspace-write (default where bubblewrap works), "
@@ -121,6 +122,19 @@ def sandbox_flag(value: str | None) -> SandboxPolicy | None:
         raise ConfigError(str(exc)) from None
 
 
+def server_options(args: argparse.Namespace) -> ServerOptions:
+    """What `deepacp --stdio` was told on its command line."""
+    from deepacp.config import ServerOptions
+
+    return ServerOptions(
+        model=args.model,
+        planning=not args.no_plan,
+        sandbox=sandbox_flag(args.sandbox),
+        remote=args.remote,
+        server=args.server,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     from deepacp.errors import DeepacpError
@@ -133,17 +147,9 @@ def main(argv: list[str] | None = None) -> int:
             return run_setup(args.model)
         if args.stdio:
             from deepacp.acp.server import serve
-            from deepacp.config import ServerOptions
 
-            options = ServerOptions(
-                model=args.model,
-                planning=not args.no_plan,
-                sandbox=sandbox_flag(args.sandbox),
-                remote=args.remote,
-                server=args.server,
-            )
             say_if_terminal(BY_HAND["acp"])
-            return serve(options)
+            return serve(server_options(args))
         if args.command == "lsp":
             from deepacp.lsp.boot import serve as serve_lsp
 

@@ -28,6 +28,12 @@ def isolated_home(
 
 
 @pytest.fixture
+def in_process() -> bool:
+    """Whether `agent_factory` serves ACP in the test's process (tests/inprocess/ says yes)."""
+    return False
+
+
+@pytest.fixture
 def sandbox(tmp_path: Path) -> tuple[Path, Path]:
     """(workspace, outside): a workspace with a few files, and a sibling folder holding a
     secret that no tool call may read, list, change or delete."""

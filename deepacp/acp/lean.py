@@ -1,15 +1,14 @@
 """Cheaper pydantic models for the server process.
 
-Most of the time between `initialize` and the first answer was pydantic defining models:
-the ACP schema's ~280 and LangSmith's, most of which this process never uses. Two changes,
-made before the SDK and the harness are imported:
+Most of the time between `initialize` and the first answer was pydantic defining the ACP
+schema's ~280 models, most of which this process never uses. Two changes, only while the
+schema is imported:
 
-- every model builds its validator and serializer on first use (`defer_build`), not when
-  its class is defined;
+- each of its models builds its validator and serializer on first use (`defer_build`),
+  not when its class is defined;
 - the ACP schema's field docstrings are not read from its source (they only become field
   descriptions in a JSON schema, and nothing here makes one of the protocol's models).
-  Only while `acp.schema` is imported: the descriptions of a tool's arguments, which the
-  model reads, are left alone.
+  The descriptions of a tool's arguments, which the model reads, are left alone.
 """
 
 from __future__ import annotations
@@ -19,11 +18,22 @@ from collections.abc import Iterator
 from typing import Any
 
 
-def defer_model_builds() -> None:
-    """Models defined from now on build their validators when first used."""
+@contextlib.contextmanager
+def _deferred_model_builds() -> Iterator[None]:
+    """Models defined meanwhile build their validators when first used (the others, such
+    as LangChain's, as usual: a broken one fails at import, not at first use)."""
     import pydantic
 
-    pydantic.BaseModel.model_config["defer_build"] = True
+    config = pydantic.BaseModel.model_config
+    before = config.get("defer_build")
+    config["defer_build"] = True
+    try:
+        yield
+    finally:
+        if before is None:
+            config.pop("defer_build", None)
+        else:
+            config["defer_build"] = before
 
 
 @contextlib.contextmanager
@@ -51,6 +61,5 @@ def _without_field_docstrings() -> Iterator[None]:
 def import_acp_schema() -> None:
     """Import the ACP SDK's schema the cheap way; call it before any other thread defines
     pydantic models (the docstring reader is switched off process-wide meanwhile)."""
-    defer_model_builds()
-    with _without_field_docstrings():
+    with _deferred_model_builds(), _without_field_docstrings():
         import acp.schema  # noqa: F401

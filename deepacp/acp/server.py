@@ -109,7 +109,14 @@ async def handshake(transport: StdioTransport) -> dict | None:
 
 
 async def serve_stdio(options: ServerOptions, lifetime: Lifetime) -> None:
-    transport = await StdioTransport.open_stdio()
+    await serve_transport(await StdioTransport.open_stdio(), options, lifetime)
+
+
+async def serve_transport(
+    transport: StdioTransport, options: ServerOptions, lifetime: Lifetime | None = None
+) -> None:
+    """Serve ACP on `transport` until the client goes away (the tests' in-process tier
+    serves a socket pair the same way)."""
     params = await handshake(transport)
     if params is None:
         return

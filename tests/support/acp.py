@@ -23,6 +23,8 @@ from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp import schema as S
 from acp.connection import StreamDirection, StreamEvent
 
+from tests.support.inprocess import serve_in_process
+
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
 
 RESPONSE_TYPES = {
@@ -220,7 +222,8 @@ class Wire:
 @dataclass
 class Agent:
     conn: Any
-    process: asyncio.subprocess.Process
+    process: asyncio.subprocess.Process | None
+    """None: served in this process."""
     client: RecordingClient
     wire: Wire
     workspace: Path
@@ -248,6 +251,37 @@ def write_script(path: Path, turns: list[dict], **extra: Any) -> Path:
 
 
 @contextlib.asynccontextmanager
+async def _connect(
+    client: RecordingClient,
+    command: tuple[str, ...] | None,
+    args: tuple[str, ...],
+    env: dict[str, str],
+    workspace: Path,
+    wire: Wire,
+    *,
+    in_process: bool,
+) -> AsyncIterator[tuple[Any, asyncio.subprocess.Process | None]]:
+    """A client connection to the server, and its process (None: in this process)."""
+    if in_process:
+        assert command is None, "a command of its own needs a process of its own"
+        async with serve_in_process(
+            client, ("--stdio", *args), env, workspace, [wire.observe]
+        ) as conn:
+            yield conn, None
+        return
+    async with spawn_agent_process(
+        client,
+        *(command or (DEEPACP, "--stdio", *args)),
+        env=env,
+        cwd=workspace,
+        transport_kwargs={"stderr": None},
+        observers=[wire.observe],
+        use_unstable_protocol=True,
+    ) as (conn, process):
+        yield conn, process
+
+
+@contextlib.asynccontextmanager
 async def start_agent(
     tmp_path: Path,
     turns: list[dict],
@@ -261,10 +295,11 @@ async def start_agent(
     capabilities: S.ClientCapabilities | None = None,
     command: tuple[str, ...] | None = None,
     load: str | None = None,
+    in_process: bool = False,
 ) -> AsyncIterator[Agent]:
     """Start the server (`command`, default `deepacp --stdio *args`) with a scripted model
     (`load`: a session to load, sent right behind `initialize`, as an editor that restores
-    its last session does)."""
+    its last session does; `in_process`: served in this process, see `inprocess.py`)."""
     workspace = workspace or tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     home = home or tmp_path / "home"
@@ -277,15 +312,8 @@ async def start_agent(
         "PATH": os.environ.get("PATH", ""),
         **(env or {}),
     }
-    command = command or (DEEPACP, "--stdio", *args)
-    async with spawn_agent_process(
-        client,
-        *command,
-        env=full_env,
-        cwd=workspace,
-        transport_kwargs={"stderr": None},
-        observers=[wire.observe],
-        use_unstable_protocol=True,
+    async with _connect(
+        client, command, args, full_env, workspace, wire, in_process=in_process
     ) as (conn, process):
         initialize = conn.initialize(
             protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
@@ -303,10 +331,11 @@ async def start_agent(
 
 
 @pytest.fixture
-def agent_factory(tmp_path: Path):
+def agent_factory(tmp_path: Path, in_process: bool):
     """`async with agent_factory(turns, ...) as agent:` starts a server with a script."""
 
     def factory(turns: list[dict], **kwargs: Any):
+        kwargs.setdefault("in_process", in_process)
         return start_agent(tmp_path, turns, **kwargs)
 
     return factory
