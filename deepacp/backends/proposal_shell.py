@@ -90,16 +90,16 @@ def deleting_first(gone: Sequence[str], argv: Sequence[str]) -> list[str]:
 
 
 def _remove(folder: Path) -> None:
-    """Remove the layers, the overlay's work folder (mode 000) included."""
-
-    def unlock(function, path, _exc) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
-        with contextlib.suppress(OSError):
-            function(path)
-
-    shutil.rmtree(folder, onerror=unlock)
+    """Remove the layers, whatever modes are left in them: the kernel makes the overlay's
+    work folder mode 000, which only root may enter as it is, and a command may lock what
+    it made (chmod 555)."""
+    for parent, dirs, _ in os.walk(folder):  # top-down: each folder opened before entered
+        for name in dirs:
+            path = os.path.join(parent, name)
+            with contextlib.suppress(OSError):
+                if stat.S_ISDIR(os.lstat(path).st_mode):  # never where a link leads
+                    os.chmod(path, 0o700)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager
