@@ -1,14 +1,16 @@
 """The programs deepacp runs itself, outside the sandbox (git, rg, bwrap, unshare, ssh,
 docker): found on PATH, but never one a sandboxed command could have put there.
 
-A sandboxed command writes only the workspace roots (and its private /tmp), so a program
-inside a workspace root is skipped, whether it is named there or its PATH folder or its
-link leads there. The roots are the caller's and every root a sandbox was made for in this
-process (`note_workspace`): a command of one session could plant a program for another.
-A program that someone but root and this user could change is skipped too: the file and
-every folder above it must belong to root or to us and be writable by no group or other
-user (but for a sticky folder such as /tmp). The first program on PATH that passes is
-returned by its real path, so that what runs is what was checked.
+A sandboxed command writes only the workspace roots (and its private /tmp), with our
+rights, so a program inside a workspace root that we could change is skipped, whether it is
+named there or its PATH folder or its link leads there (one of root's that an ordinary user
+cannot change stays usable: a workspace of `/` keeps /usr/bin). The roots are the caller's
+and every root a sandbox was made for in this process (`note_workspace`): a command of one
+session could plant a program for another. A program that someone but root and this user
+could change is skipped too: the file and every folder above it must belong to root or to
+us and be writable by no group or other user (but for a sticky folder such as /tmp). The
+first program on PATH that passes is returned by its real path, so that what runs is what
+was checked.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ def trusted_program(
             continue  # the working folder, which may be the workspace
         folder = Path(os.path.realpath(entry))
         real = Path(os.path.realpath(folder / name))
-        if any(_within(p, r) for p in (folder, real) for r in unsafe):
+        if not _runnable(real) or not all(_trusted(p) for p in (real, *real.parents)):
             continue
-        if _runnable(real) and all(_trusted(p) for p in (real, *real.parents)):
-            return str(real)
+        if any(_within(p, r) and _ours(p) for p in (folder, real) for r in unsafe):
+            continue
+        return str(real)
     return None
 
 
@@ -58,6 +61,18 @@ def _runnable(path: Path) -> bool:
     except OSError:  # missing, or in a folder we may not enter
         return False
     return stat.S_ISREG(info.st_mode) and os.access(path, os.X_OK)
+
+
+def _ours(path: Path) -> bool:
+    """Whether we could change `path`: it or a folder above it is ours (all, for root)."""
+    me = os.geteuid()
+    for part in (path, *path.parents):
+        try:
+            if os.stat(part).st_uid == me:
+                return True
+        except OSError:
+            return True  # what we cannot look at, we cannot vouch for
+    return False
 
 
 def _trusted(path: Path) -> bool:

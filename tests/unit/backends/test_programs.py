@@ -76,6 +76,20 @@ def test_a_program_of_another_user_is_never_found(tmp_path: Path, monkeypatch) -
     assert trusted_program("tool") == str(ours)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can make files of root's to test")
+def test_a_program_in_a_workspace_that_the_user_cannot_change_is_found(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A workspace of `/` keeps /usr/bin for an ordinary user: only root could change it."""
+    root = tmp_path / "ws"
+    roots_own, planted = program(root / "usr"), program(root / "bin")
+    os.chown(root / "bin", 12345, 12345)
+    os.chown(planted, 12345, 12345)
+    monkeypatch.setattr(programs.os, "geteuid", lambda: 12345)  # we are that user
+    on_path(monkeypatch, planted.parent, roots_own.parent)
+    assert trusted_program("tool", [root]) == str(roots_own)
+
+
 def test_a_folder_it_may_not_look_into_is_passed_over(tmp_path: Path, monkeypatch) -> None:
     """As an ordinary user with root's PATH (/root/.cargo/bin): no error, the next one."""
     hidden, real = program(tmp_path / "hidden"), program(tmp_path / "system")
