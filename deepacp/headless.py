@@ -124,9 +124,9 @@ async def _run(
     from deepacp.backends.remote import RemoteBackend
     from deepacp.backends.runners import parse_remote
     from deepacp.models import resolve_model
-    from deepacp.session.manager import SessionManager, Workspace
+    from deepacp.session.hosts.threads import ServerThreads
+    from deepacp.session.lifecycle import SessionManager, Workspace
     from deepacp.session.store import open_store
-    from deepacp.session.threads import ServerThreads
 
     remote = None
     if remote_url is not None:
@@ -142,7 +142,7 @@ async def _run(
         record = manager.new_record(str(cwd), mode, spec, effort, goal)
         # One prompt, then the process ends: a background task here would end with it.
         session = manager.open(record, Workspace(str(cwd), remote=remote), handler, False)
-        await session.make_thread()
+        await manager.make_thread(session)
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))
 

@@ -57,12 +57,15 @@ from deepacp.errors import (
 )
 from deepacp.events import CommandsChanged, ModeChanged, Notice
 from deepacp.models import check_provider, configured_spec, resolve_model, split_spec
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.core import Session
+from deepacp.session.hosts.local import no_wait
+from deepacp.session.hosts.threads import ServerThreads
+from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE, parse_mode
-from deepacp.session.runtime import Session, no_wait
+from deepacp.session.parts.restore import RestorePart
+from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.store import SessionRecord, SessionStore, Store, open_store
-from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import through_editor
 
 log = logging.getLogger(__name__)
@@ -270,7 +273,7 @@ class DeepacpAgent:
         options = updates.config_options(
             record.mode, spec, self._model_choices(spec), self._effort(record)
         )
-        options.append(updates.sandbox_option(session.sandbox.policy, sandbox_problem()))
+        options.append(updates.sandbox_option(session.part(SandboxPart).policy, sandbox_problem()))
         return {"modes": updates.mode_state(record.mode), "config_options": options}
 
     def _spawn(self, coro: Any) -> None:
@@ -338,7 +341,7 @@ class DeepacpAgent:
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
         session = self._open(record, mcp_servers, additional_directories)
         try:
-            await session.make_thread()
+            await self.manager.make_thread(session)
         except DeepacpError:
             with contextlib.suppress(DeepacpError):  # nothing is left of a session not made
                 await self.manager.delete(record.id)
@@ -424,8 +427,8 @@ class DeepacpAgent:
             record = session.record
             replay = transcripts.replays.key(record.thread_id, (record.cwd,))
             if (
-                session.extra_roots
-                or session.sandbox.policy != _start_policy(self.options.sandbox)
+                session.ctx.roots[1:]
+                or session.part(SandboxPart).policy != _start_policy(self.options.sandbox)
                 or not transcripts.replays.is_saved(record.id, replay)
                 or transcripts.is_current(record)
             ):
@@ -469,7 +472,7 @@ class DeepacpAgent:
         source = self._session(self.manager.record(session_id, cwd).id)
         if source.running:
             raise SessionBusy("the session is running a turn; fork it when the turn ends")
-        forked = await source.fork()
+        forked = await source.part(RestorePart).fork()
         session = self._open(forked, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ForkSessionResponse(session_id=forked.id, **self._state(session))
@@ -526,7 +529,7 @@ class DeepacpAgent:
                 )
             await session.set_effort(parse_effort(value))
         elif config_id == updates.SANDBOX_OPTION:
-            await session.set_sandbox(_sandbox_choice(value))
+            await session.part(SandboxPart).set(_sandbox_choice(value))
         else:
             raise _bad_params(f"unknown config option {config_id!r}")
         return S.SetSessionConfigOptionResponse(
@@ -560,14 +563,15 @@ class DeepacpAgent:
         """Go back to before prompt `message_id` (after its turn, when `keep_turn`),
         cancelling a running turn first; the session and the result's `_meta`."""
         session = self._session(session_id)
-        number = session.prompt_number(message_id)
+        number = session.part(RestorePart).number(message_id)
         if number is None:
             raise rewind.unknown_message(message_id, session_id)
         await session.stop()
-        if keep_turn and number == len(session.prompts()):
+        if keep_turn and number == len(session.part(RestorePart).prompts()):
             return session, {}  # nothing after it to take back
         force, keep = on_conflict == "restore", on_conflict == "keep"
-        done = await session.rewind(number + 1 if keep_turn else number, force=force, keep=keep)
+        restore = session.part(RestorePart)
+        done = await restore.rewind(number + 1 if keep_turn else number, force=force, keep=keep)
         if done.conflicts and not (force or keep):
             raise rewind.conflicts_error(done.conflicts)
         return session, rewind.files_meta(done)

@@ -7,24 +7,45 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from deepacp.backends.atomic import keep_write_journal
+from deepacp.backends.protocol import Backend
 from deepacp.backends.remote import RemoteBackend
-from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy
+from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetting
 from deepacp.config import Effort
 from deepacp.errors import SessionNotFound, WrongWorkspace
+from deepacp.session.core import Session
 from deepacp.session.ephemeral import EphemeralRecords
 from deepacp.session.handler import SessionHandler
+from deepacp.session.hosts import Host
+from deepacp.session.hosts.langgraph import ServerHost
+from deepacp.session.hosts.local import LocalHost, ModelFactory, Ready, no_wait
+from deepacp.session.hosts.threads import ServerThreads
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
+from deepacp.session.parts.background import BackgroundPart
+from deepacp.session.parts.base import Part
+from deepacp.session.parts.goal import GoalPart
+from deepacp.session.parts.hooks import HooksPart
+from deepacp.session.parts.mcp import McpPart
+from deepacp.session.parts.replays import ReplaysPart
+from deepacp.session.parts.restore import RestorePart
+from deepacp.session.parts.review import ReviewPart
+from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.replays import Replays
-from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
-from deepacp.session.snapshots import discard
-from deepacp.session.store import Records, SessionRecord, Store
-from deepacp.session.threads import ServerThreads
-from deepacp.session.workspace import ReviewSource, WorkspaceView, watched_skill_dirs
+from deepacp.session.snapshots import RestorePoints, discard
+from deepacp.session.store import Records, SessionRecord, SessionStore, Store
+from deepacp.session.turns.approvals import ApprovalPolicy, runs_code_later
+from deepacp.session.workspace import (
+    ReviewSource,
+    WorkspaceView,
+    session_backend,
+    watched_skill_dirs,
+)
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +77,7 @@ class SessionManager:
         server: ServerThreads | None = None,
     ) -> None:
         self.store = store
+        keep_write_journal(store.home / "writes")  # and clean up after a killed process
         self.server = server
         """The LangGraph server sessions run on (None: in this process)."""
         self.model_factory = model_factory
@@ -108,6 +130,11 @@ class SessionManager:
         self._watchers[record.id] = asyncio.create_task(self._watch_skills(session))
         return session
 
+    async def make_thread(self, session: Session) -> None:
+        """Make a new session's thread where it lives: on the server, with one (a server
+        that cannot be reached is a `ServerUnavailable`)."""
+        await session.host.make_thread(session.record)
+
     def get(self, session_id: str) -> Session | None:
         return self.sessions.get(session_id)
 
@@ -136,22 +163,49 @@ class SessionManager:
         handler: SessionHandler,
         background: bool = True,
     ) -> Session:
-        return Session(
-            record,
-            records,
-            handler,
-            self.model_factory,
-            planning=self.planning,
-            view=workspace.view,
-            review=workspace.review,
-            extra_roots=workspace.extra_roots,
-            mcp_servers=workspace.mcp_servers,
-            harness_ready=self.harness_ready,
-            sandbox=self.sandbox,
-            remote=workspace.remote,
-            server=self.server,
-            background=background,
+        """A session of `record` with its host and every part, in their order."""
+        host: Host
+        if self.server is not None:
+            host = ServerHost(self.server)
+        else:
+            host = LocalHost(records, self.model_factory, self.harness_ready, self.planning)
+        here = self.server is None
+        remote = workspace.remote
+        setting = SandboxSetting(
+            "off" if remote is not None else self.sandbox, unasked=record.mode == "accept-edits"
         )
+        policy = ApprovalPolicy(mode=record.mode, breach=setting.breach)
+        policy.sandbox = lambda: setting.effective
+        restore = RestorePart(RestorePoints(records.home, record.id, Path(record.cwd).resolve()))
+
+        def backend_for(now: SessionRecord) -> Backend:
+            return session_backend(
+                now.cwd,
+                records.scratch_dir(now.thread_id),
+                records.home,
+                view=workspace.view,
+                extra_roots=workspace.extra_roots,
+                sandbox=setting,
+                recorded=restore.recorded,
+                remote=remote,
+            )
+
+        replays = isinstance(records, SessionStore) and here and remote is None
+        parts: list[Part] = [
+            McpPart(workspace.mcp_servers, self.harness_ready),
+            SandboxPart(setting, str(remote.runner.target) if remote is not None else None),
+            HooksPart(setting, here),
+            ReviewPart(workspace.review),
+            GoalPart(),
+            BackgroundPart(background, here),
+            restore,
+            ReplaysPart(Replays(records.home) if replays else None),
+        ]
+        session = Session(
+            record, records, handler, host, parts, policy, backend_for, workspace.extra_roots
+        )
+        policy.runs_code_later = lambda path: runs_code_later(session.ctx.backend, path)
+        return session
 
     async def _watch_skills(self, session: Session) -> None:
         """Announce the slash commands again when a skill folder changes on disk."""
@@ -193,7 +247,8 @@ class SessionManager:
         """Close every open session, side by side, their MCP servers told to stop from the
         start (a process that is ending has little time), then the store."""
         sessions = list(self.sessions.values())
-        closing = [self.close(s.id) for s in sessions] + [s.mcp.close() for s in sessions]
+        closing: list[Awaitable[Any]] = [self.close(s.id) for s in sessions]
+        closing += [s.part(McpPart).connections.close() for s in sessions]
         for failure in await asyncio.gather(*closing, return_exceptions=True):
             if isinstance(failure, Exception):
                 log.warning("a session did not close cleanly: %s", failure, exc_info=failure)
