@@ -29,8 +29,6 @@ from deepacp.acp.lifetime import Lifetime
 from deepacp.acp.quickload import QuickLoad, Transcripts
 from deepacp.acp.transport import StdioTransport
 from deepacp.backends.editor_review import EditorReview
-from deepacp.backends.remote import RemoteBackend
-from deepacp.backends.runners import Runner, parse_remote, runner_for
 from deepacp.backends.sandbox import (
     DEFAULT_POLICY,
     SandboxPolicy,
@@ -49,7 +47,6 @@ from deepacp.errors import (
     ConfigError,
     DeepacpError,
     ModelConfigError,
-    RemoteUnavailable,
     SessionBusy,
     SessionNotFound,
     TurnError,
@@ -185,12 +182,9 @@ class DeepacpAgent:
             harness_ready=ready,
             sandbox=_start_policy(options.sandbox),
             server=ServerThreads(options.server) if options.server else None,
+            remote=options.remote,
         )
         self._background: set[asyncio.Task] = set()
-        self._runner: Runner | None = None
-        """The connection to the --remote machine, shared by its sessions."""
-        self._remote: RemoteBackend | None = None
-        """The --remote checkout as last reached (None: not yet, or no --remote)."""
         self._transcripts = (
             Transcripts(store.home, options, client_params)
             if isinstance(store, SessionStore) and not options.server and not options.remote
@@ -281,15 +275,6 @@ class DeepacpAgent:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _reach_remote(self) -> None:
-        """Check that the --remote checkout answers before a session opens on it (a
-        `RemoteUnavailable` says why not); without --remote, nothing to do."""
-        if self.options.remote is None:
-            return
-        target = parse_remote(self.options.remote)
-        self._runner = self._runner or runner_for(target)
-        self._remote = await RemoteBackend.connect(target, self._runner)
-
     def _open(
         self,
         record: SessionRecord,
@@ -298,23 +283,14 @@ class DeepacpAgent:
     ) -> Session:
         if (session := self.manager.get(record.id)) is not None:
             return session
-        remote = self._remote
-        if self.options.remote is not None and remote is None:
-            raise RemoteUnavailable(
-                f"{self.options.remote} has not been reached yet: open the session with "
-                "session/load or session/resume"
-            )
         editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
         review = EditorReview(editor) if editor.can_write else None
         workspace = Workspace(
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
-            through_editor(editor, review)
-            if editor.useful and remote is None and not self.options.server
-            else None,
+            through_editor(editor, review) if editor.useful else None,
             review,
-            remote=remote,
         )
 
         def config_options() -> list[Any]:
@@ -337,7 +313,7 @@ class DeepacpAgent:
         if not path.is_absolute() or not path.is_dir():
             raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
         _roots(cwd, additional_directories)  # bad ones refused before anything is stored
-        await self._reach_remote()  # an unreachable one is refused before anything is stored
+        await self.manager.reach()  # an unreachable one is refused before anything is stored
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
         session = self._open(record, mcp_servers, additional_directories)
         try:
@@ -358,7 +334,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
-        await self._reach_remote()
+        await self.manager.reach()
         keep = self._transcripts is not None and self.manager.get(record.id) is None
         keep = keep and not mcp_servers and not additional_directories
         session = self._open(record, mcp_servers, additional_directories)
@@ -454,7 +430,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.ResumeSessionResponse:
         record = self.manager.record(session_id, cwd)
-        await self._reach_remote()
+        await self.manager.reach()
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ResumeSessionResponse(**self._state(session))
@@ -628,8 +604,6 @@ class DeepacpAgent:
         sessions = list(self.manager.sessions.values())
         await self.manager.shutdown()
         await self._kept_at_close(sessions)
-        if self._runner is not None:
-            await self._runner.close()
 
 
 def make_handler(agent: DeepacpAgent) -> Any:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from deepacp.backends.protocol import Backend
 from deepacp.events import Command
+from deepacp.harness.messages import text_of
 from deepacp.harness.skills import Skill, SkillIndex, discover_skills
 from deepacp.session.modes import MODE_IDS, Mode, parse_mode
-from deepacp.session.parts.base import CommandHandler
+from deepacp.session.parts.base import CommandHandler, Part
 from deepacp.session.turns.usage import cost_report, prices_of
 from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES
 
@@ -56,10 +58,46 @@ def parse_command(text: str, known: Iterable[str]) -> tuple[str, str] | None:
     return match.group(1), (match.group(2) or "").strip()
 
 
+@dataclass(frozen=True)
+class Answered:
+    """A built-in or a part's command ran: what it says."""
+
+    text: str
+
+
+async def route(
+    content: str | list[dict], commands: dict[str, tuple[Command, CommandHandler]], backend: Backend
+) -> Answered | str | list[dict]:
+    """Run the command `content` names, if it names one of `commands`; else what the
+    model is to get: the message as it is, or a skill's instructions and the request."""
+    text = content if isinstance(content, str) else text_of(content[:1])
+    skills = await skills_of(backend)
+    parsed = parse_command(text, [*commands, *skills.skills])
+    if parsed is None:
+        return content
+    name, argument = parsed
+    if name in commands:
+        return Answered(await commands[name][1](argument))
+    skill = skills.skills[name]
+    body = await backend.read_text(skill.path)
+    rest = content[1:] if isinstance(content, list) else []
+    return [{"type": "text", "text": skill_prompt(skill, body, argument)}, *rest]
+
+
 def skill_prompt(skill: Skill, body: str, request: str) -> str:
     """The message a /<skill> command sends: the skill's instructions, then the request."""
     task = request or "Apply this skill to the current work."
     return f'<skill name="{skill.name}" path="{skill.path}">\n{body.strip()}\n</skill>\n\n{task}'
+
+
+def table(
+    ctx: SessionContext, set_mode: Callable[[Mode], Awaitable[None]], parts: Iterable[Part]
+) -> dict[str, tuple[Command, CommandHandler]]:
+    """A session's commands by name: the built-in ones, then the parts'."""
+    found = builtins(ctx, set_mode)
+    for part in parts:
+        found += part.commands()
+    return {command.name: (command, handler) for command, handler in found}
 
 
 def builtins(

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from deepacp.backends.protocol import Backend
 from deepacp.config import Effort
@@ -29,7 +29,6 @@ from deepacp.events import (
     ModelChanged,
     Notice,
     StopReason,
-    TitleChanged,
 )
 from deepacp.harness.messages import text_of
 from deepacp.harness.usage import TokenUsage
@@ -39,7 +38,7 @@ from deepacp.session.context import SessionContext
 from deepacp.session.handler import SessionHandler
 from deepacp.session.hosts import Host
 from deepacp.session.modes import Mode
-from deepacp.session.parts.base import CommandHandler, EndedTurn, Part, PromptStart
+from deepacp.session.parts.base import EndedTurn, Part, PromptStart, title_from
 from deepacp.session.store import Records, SessionRecord
 from deepacp.session.turns.approvals import ApprovalPolicy
 from deepacp.session.turns.control import TurnCancelled
@@ -48,14 +47,8 @@ from deepacp.session.turns.queue import TurnQueue
 log = logging.getLogger(__name__)
 
 QUEUED = "Your next message is queued: it runs when this turn ends."
-TITLE_CHARS = 60
 P = TypeVar("P", bound=Part)
 Content = str | list[dict]
-
-
-def title_from(text: str) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1].rstrip() + "…"
 
 
 async def _messages(contents: Sequence[Content]) -> list[Any]:
@@ -63,6 +56,15 @@ async def _messages(contents: Sequence[Content]) -> list[Any]:
     from langchain_core.messages import HumanMessage
 
     return [HumanMessage(content=c if isinstance(c, str) else [*c]) for c in contents]
+
+
+async def _each(parts: Sequence[Part], hook: Callable[[Part], Awaitable[Any]]) -> None:
+    """Call `hook` on every part in order; what one raises is logged, the rest run."""
+    for part in parts:
+        try:
+            await hook(part)
+        except Exception:
+            log.exception("a session part failed: %s", type(part).__name__)
 
 
 def _being_cancelled() -> bool:
@@ -83,37 +85,24 @@ class Session:
         backend_for: Callable[[SessionRecord], Backend],
         roots: Sequence[str] = (),
     ) -> None:
-        """`backend_for`: the workspace backend for a thread of the session (its scratch
-        space is the thread's); `roots`: the workspace roots besides the record's folder."""
+        """`backend_for`: the workspace backend for a thread (its scratch space is the
+        thread's); `roots`: the workspace roots besides the record's folder."""
         self.id = record.id
         self.handler = handler
         self.host = host
         self.parts = tuple(parts)
         self.turns = TurnQueue()
         self.ctx = SessionContext(
-            record,
-            records,
-            handler,
-            host,
-            policy,
-            backend_for(record),
-            self.turns,
-            (record.cwd, *roots),
-            rebuild=self._rebuild,
-            graph=self.graph,
-            history=self.history,
-            clear=self.clear,
-            taken_back=lambda ids: self._each(lambda p: p.taken_back(ids)),
-        )
+            record, records, handler, host, policy, backend_for(record), self.turns,
+            (record.cwd, *roots), rebuild=self._rebuild, graph=self.graph, history=self.history,
+            clear=self.clear, taken_back=lambda ids: _each(self.parts, lambda p: p.taken_back(ids)),
+        )  # fmt: skip
         self._backend_for = backend_for
         self._graph: Any = None
         self._made = Contributions()
         self._task: asyncio.Task[StopReason] | None = None
         self._shown_commands: tuple[Command, ...] | None = None
-        self.last_turn_usage = TokenUsage()
-        """What the last turn's model calls used, as the provider reported it."""
-        self.last_message_id: str | None = None
-        """The id of the last prompt (None: the last turn ran a command)."""
+        self.last_turn_usage, self.last_message_id = TokenUsage(), cast("str | None", None)
         for part in self.parts:
             part.bind(self.ctx)
 
@@ -122,20 +111,11 @@ class Session:
         return self.ctx.record
 
     def part(self, kind: type[P]) -> P:
-        """This session's part of `kind` (every session has each part the lifecycle
-        makes; a `LookupError` is a bug)."""
+        """This session's part of `kind` (the lifecycle gives every session each part)."""
         for part in self.parts:
             if isinstance(part, kind):
                 return part
         raise LookupError(f"session {self.id} has no {kind.__name__}")
-
-    async def _each(self, hook: Callable[[Part], Awaitable[Any]]) -> None:
-        """Call `hook` on every part in order; what one raises is logged, the rest run."""
-        for part in self.parts:
-            try:
-                await hook(part)
-            except Exception:
-                log.exception("a part of session %s failed", self.id)
 
     def _rebuild(self, keep_model: bool = False) -> None:
         self._graph = None
@@ -143,8 +123,7 @@ class Session:
             self.host.forget_model()
 
     async def graph(self) -> Any:
-        """The session's compiled harness (built on first use, and after a part or a
-        setting changed what it is built from)."""
+        """The session's compiled harness (built again after what it is made of changed)."""
         if self._graph is None:
             made = Contributions()
             for part in self.parts:
@@ -162,22 +141,16 @@ class Session:
 
     async def announce(self) -> None:
         """Send the session-start events (the commands as shown from now on)."""
-        self._shown_commands = None
-        for event in await self.opening():
-            if isinstance(event, CommandsChanged):
-                self._shown_commands = event.commands
+        events = await self.opening()
+        self._shown_commands = cast(CommandsChanged, events[0]).commands
+        for event in events:
             await self.handler.emit(event)
-
-    def _command_table(self) -> dict[str, tuple[Command, CommandHandler]]:
-        table = commands.builtins(self.ctx, self.set_mode)
-        for part in self.parts:
-            table += part.commands()
-        return {command.name: (command, handler) for command, handler in table}
 
     async def commands(self) -> tuple[Command, ...]:
         """The slash commands: the built-in ones, the parts', then one per skill."""
-        builtin = [command for command, _ in self._command_table().values()]
-        return commands.with_skills(builtin, await commands.skills_of(self.ctx.backend))
+        table = commands.table(self.ctx, self.set_mode, self.parts)
+        ours = [command for command, _ in table.values()]
+        return commands.with_skills(ours, await commands.skills_of(self.ctx.backend))
 
     async def refresh_commands(self) -> None:
         """Announce the slash commands if they changed since the face last heard of them."""
@@ -187,8 +160,8 @@ class Session:
             await self.handler.emit(CommandsChanged(listed))
 
     async def history(self) -> list[Event]:
-        """The events that redraw the conversation so far: saved by a part, or read from
-        the thread (without building the agent) and completed by the parts."""
+        """The events that redraw the conversation: saved by a part, or read from the
+        thread (without building the agent) and completed by the parts."""
         for part in self.parts:
             if (saved := await part.saved_history()) is not None:
                 return saved
@@ -227,16 +200,7 @@ class Session:
         await self.host.delete_thread(old)
         self.ctx.backend = self._backend_for(record)
         self._rebuild()
-        await self._each(lambda part: part.cleared())
-
-    async def fork(self) -> SessionRecord:
-        """A new session with this one's conversation so far, titled "fork of …"; the
-        two diverge from here."""
-        self.host.here("forked")
-        title = f"fork of {self.record.title or 'Untitled'}"
-        forked = await self.ctx.records.fork(self.record, title)
-        await self._each(lambda part: part.forked(self.record, forked))
-        return forked
+        await _each(self.parts, lambda part: part.cleared())
 
     @property
     def running(self) -> bool:
@@ -257,9 +221,8 @@ class Session:
         return asyncio.create_task(self._turn(content)) if self.turns.take() else None
 
     async def steer(self, content: Content) -> bool:
-        """Add the user's message to the running turn, at its next model call (the work in
-        flight goes on); False when no turn runs. A part may refuse it as it refuses a
-        prompt: then it is a `DeepacpError` saying why."""
+        """Add the user's message to the running turn, at its next model call; False when
+        no turn runs. A part may refuse it (a `DeepacpError` saying why)."""
         if not self.turns.busy:
             return False
         text = content if isinstance(content, str) else text_of(content)
@@ -276,16 +239,15 @@ class Session:
             self._task.cancel()
 
     async def stop(self) -> None:
-        """Cancel the running turn and the queued prompts, and wait until the turn has ended."""
+        """Cancel the turn and the queued prompts, and wait until the turn has ended."""
         task = self._task
         await self.cancel()
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
 
     async def _turn(self, content: Content) -> StopReason:
-        """Run a claimed turn — the message, then the messages steered into it that wait
-        for a model call — and release it. The task covers the wait for the graph (and the
-        MCP servers), so cancel works there too."""
+        """Run a claimed turn (the message, then those steered into it that wait for a
+        model call) and release it; cancel reaches the wait for the graph too."""
         self.last_turn_usage, self.last_message_id = TokenUsage(), None
         ran: list[str] = []
         stop: StopReason | None = None
@@ -298,9 +260,9 @@ class Session:
                 stop = await self._run(later[0], ran)
             return stop
 
-        self._task = asyncio.create_task(steered())
+        self._task = task = asyncio.create_task(steered())
         try:
-            stop = await self._task
+            stop = await task
             return stop
         except (asyncio.CancelledError, TurnCancelled):
             if _being_cancelled():
@@ -311,28 +273,19 @@ class Session:
             self._task = None
             self.turns.release()
             ended = EndedTurn(tuple(ran), stop)
-            await asyncio.shield(self._each(lambda part: part.turn_ended(ended)))
+            await asyncio.shield(_each(self.parts, lambda part: part.turn_ended(ended)))
 
     async def _dispatch(self, content: Content, ran: list[str]) -> StopReason:
         whole = content if isinstance(content, str) else text_of(content)
         for part in self.parts:
             if await part.before_prompt(whole, steered=False) is not None:
                 return "refusal"
-        text = content if isinstance(content, str) else text_of(content[:1])
-        table = self._command_table()
-        skills = await commands.skills_of(self.ctx.backend)
-        parsed = commands.parse_command(text, [*table, *skills.skills])
-        if parsed is None:
-            return await self._run(content, ran)
-        name, argument = parsed
-        if name in table:
-            await self.handler.emit(MessageChunk(await table[name][1](argument)))
+        table = commands.table(self.ctx, self.set_mode, self.parts)
+        routed = await commands.route(content, table, self.ctx.backend)
+        if isinstance(routed, commands.Answered):
+            await self.handler.emit(MessageChunk(routed.text))
             return "end_turn"
-        skill = skills.skills[name]
-        body = await self.ctx.backend.read_text(skill.path)
-        rest = content[1:] if isinstance(content, list) else []
-        text = commands.skill_prompt(skill, body, argument)
-        return await self._run([{"type": "text", "text": text}, *rest], ran)
+        return await self._run(routed, ran)
 
     async def _run(self, content: Content, ran: list[str]) -> StopReason:
         graph = await self.graph()  # first: it waits for the harness thread to import these
@@ -350,27 +303,23 @@ class Session:
         )  # fmt: skip
         state = await graph.aget_state(ctx.config)
         checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
-        title = title_from(content if isinstance(content, str) else text_of(content))
-        start = PromptStart(uuid.uuid4().hex, title, self.record.thread_id, checkpoint)
+        text = content if isinstance(content, str) else text_of(content)
+        start = PromptStart(uuid.uuid4().hex, title_from(text), self.record.thread_id, checkpoint)
         self.last_message_id = start.message_id
         ran.append(start.message_id)
-        await self._each(lambda part: part.prompt_started(start))
-        if self.record.title is None:
-            ctx.update(title=title or "Untitled")
-            await self.handler.emit(TitleChanged(self.record.title or ""))
+        await _each(self.parts, lambda part: part.prompt_started(start))
         try:
             return await turn.run(content, state)
         finally:
             self.last_turn_usage = self.last_turn_usage + turn.usage
             ctx.update()
-            await asyncio.shield(self._each(lambda part: part.prompt_ended(start)))
+            await asyncio.shield(_each(self.parts, lambda part: part.prompt_ended(start)))
 
     async def close(self) -> None:
-        """End the session: its turn, its parts, and what its graph holds (the model,
-        middleware and tools), so a closed session costs no memory while a face still
-        holds it."""
+        """End the session: its turn, its parts, and what its graph holds (so a closed
+        session costs no memory while a face still holds it)."""
         await self.stop()
         with contextlib.suppress(Exception):
-            await self._each(lambda part: part.closed())
+            await _each(self.parts, lambda part: part.closed())
         self._graph, self._made = None, Contributions()
         await self.host.close()

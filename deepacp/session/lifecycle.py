@@ -8,16 +8,17 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from deepacp.backends.atomic import keep_write_journal
 from deepacp.backends.protocol import Backend
 from deepacp.backends.remote import RemoteBackend
+from deepacp.backends.runners import Runner, parse_remote, runner_for
 from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetting
 from deepacp.config import Effort
-from deepacp.errors import SessionNotFound, WrongWorkspace
+from deepacp.errors import RemoteUnavailable, SessionNotFound, WrongWorkspace
 from deepacp.session.core import Session
 from deepacp.session.ephemeral import EphemeralRecords
 from deepacp.session.handler import SessionHandler
@@ -36,6 +37,7 @@ from deepacp.session.parts.replays import ReplaysPart
 from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.review import ReviewPart
 from deepacp.session.parts.sandbox import SandboxPart
+from deepacp.session.parts.title import TitlePart
 from deepacp.session.replays import Replays
 from deepacp.session.snapshots import RestorePoints, discard
 from deepacp.session.store import Records, SessionRecord, SessionStore, Store
@@ -75,7 +77,10 @@ class SessionManager:
         harness_ready: Ready = no_wait,
         sandbox: SandboxPolicy = DEFAULT_POLICY,
         server: ServerThreads | None = None,
+        remote: str | None = None,
     ) -> None:
+        """`server`: the LangGraph server sessions run on; `remote`: the URL of the remote
+        checkout every session works on (None: the local folder)."""
         self.store = store
         keep_write_journal(store.home / "writes")  # and clean up after a killed process
         self.server = server
@@ -85,6 +90,10 @@ class SessionManager:
         self.sandbox = sandbox
         """The sandbox policy new sessions start with."""
         self.harness_ready = harness_ready
+        self.remote = remote
+        self._runner: Runner | None = None
+        """The connection to the remote machine, shared by its sessions."""
+        self._reached: RemoteBackend | None = None
         self.sessions: dict[str, Session] = {}
         self._watchers: dict[str, asyncio.Task] = {}
 
@@ -124,11 +133,32 @@ class SessionManager:
         agent may start background tasks in this process."""
         if (session := self.sessions.get(record.id)) is not None:
             return session
+        workspace = self._where(workspace)
         self.store.claim(record.id)
         session = self._session(record, self.store, workspace, handler, background)
         self.sessions[record.id] = session
         self._watchers[record.id] = asyncio.create_task(self._watch_skills(session))
         return session
+
+    async def reach(self) -> None:
+        """Check that the remote checkout answers before a session opens on it (a
+        `RemoteUnavailable` says why not); without one, nothing to do."""
+        if self.remote is not None:
+            target = parse_remote(self.remote)
+            self._runner = self._runner or runner_for(target)
+            self._reached = await RemoteBackend.connect(target, self._runner)
+
+    def _where(self, workspace: Workspace) -> Workspace:
+        """`workspace` as the session sees it: on the remote checkout (reached already),
+        and through the editor's view only where the editor has the files."""
+        if self.remote is not None and self._reached is None:
+            raise RemoteUnavailable(
+                f"{self.remote} has not been reached yet: open the session with "
+                "session/load or session/resume"
+            )
+        if self._reached is not None or self.server is not None:
+            return replace(workspace, view=None, remote=self._reached)
+        return workspace
 
     async def make_thread(self, session: Session) -> None:
         """Make a new session's thread where it lives: on the server, with one (a server
@@ -193,6 +223,7 @@ class SessionManager:
         replays = isinstance(records, SessionStore) and here and remote is None
         parts: list[Part] = [
             McpPart(workspace.mcp_servers, self.harness_ready),
+            TitlePart(),
             SandboxPart(setting, str(remote.runner.target) if remote is not None else None),
             HooksPart(setting, here),
             ReviewPart(workspace.review),
@@ -253,3 +284,5 @@ class SessionManager:
             if isinstance(failure, Exception):
                 log.warning("a session did not close cleanly: %s", failure, exc_info=failure)
         await self.store.close()
+        if self._runner is not None:
+            await self._runner.close()

@@ -19,6 +19,15 @@ CommandHandler = Callable[[str], Awaitable[str]]
 """A slash command: its argument text in, the text the user sees out."""
 
 
+TITLE_CHARS = 60
+
+
+def title_from(text: str) -> str:
+    """A prompt's title: its first line, cut to fit a list."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1].rstrip() + "…"
+
+
 @dataclass(frozen=True)
 class PromptStart:
     """A user prompt about to run: its id, title and where the thread is."""

@@ -126,9 +126,7 @@ class RestorePart(Part):
                 labels[-CHOICES:],
             )
             if picked is None:
-                return "Prompts (/rewind N goes back to before prompt N):\n\n" + "\n".join(
-                    f"- {label}" for label in labels
-                )
+                return "Prompts (/rewind N goes back to before prompt N):\n\n" + "\n".join(labels)
             return await self._rewind_to(labels.index(picked) + 1, set())
         flags = {w for w in words if w.startswith("--")}
         numbers = [w for w in words if not w.startswith("--")]

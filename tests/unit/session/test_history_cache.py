@@ -136,7 +136,8 @@ async def test_loads_with_the_kept_history_equal_loads_without_it(
                 await assert_same_as_stored(session, plain)
             assert (workspace / "b.txt").read_text() == "b\n"  # the approved write ran
 
-            await session.part(RestorePart).rewind(3)  # back to before "three": the conversation as it was
+            # back to before "three": the conversation as it was
+            await session.part(RestorePart).rewind(3)
             await assert_same_as_stored(session, plain)
             assert await session.prompt("five") == "end_turn"
             await assert_same_as_stored(session, plain)
