@@ -112,3 +112,56 @@ def test_initialize_offers_remote_mcp_without_importing_it() -> None:
     )
     answer = json.loads(done.stdout)
     assert answer == {"mcp": {"http": True, "sse": True}, "loaded": []}
+
+
+def readme_section(title: str) -> str:
+    return (ROOT / "README.md").read_text().split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+CLONE = "git clone https://github.com/deepacp/deepacp && cd deepacp"
+INSTALL = "pipx install '.[anthropic]'"
+
+
+def test_one_install_line_that_works_from_a_clone_everywhere_it_is_given() -> None:
+    """Until the first release nothing is on PyPI: every place that tells a user how to
+    install gives the clone and the same line (tests/e2e/test_install.py runs it)."""
+    section = readme_section("Use it in your editor")
+    assert f"```sh\n{CLONE}\n{INSTALL}\n```" in section
+    assert "deepacp needs Python 3.11 or newer" in section
+    for editor in ("zed", "jetbrains"):
+        text = " ".join((ROOT / "editors" / editor / "README.md").read_text().split())
+        assert f"{CLONE} && {INSTALL}" in text, editor
+        assert "pip install 'deepacp" not in text, editor
+    registry = " ".join((ROOT / "editors" / "registry" / "README.md").read_text().split())
+    assert "for after the first release" in registry
+
+
+def test_the_readme_names_only_commands_deepacp_has() -> None:
+    from deepacp.cli import build_parser
+
+    [commands] = [a for a in build_parser()._actions if a.dest == "command"]
+    named = set(re.findall(r"`deepacp ([a-z][a-z-]*)", (ROOT / "README.md").read_text()))
+    assert "logout" in named and named <= set(commands.choices), named
+
+
+def test_every_deepacp_variable_is_documented() -> None:
+    readme = (ROOT / "README.md").read_text()
+    read = set()
+    for module in (ROOT / "deepacp").rglob("*.py"):
+        read |= set(re.findall(r"[\"'](DEEPACP_[A-Z_]+)[\"']", module.read_text()))
+    assert "DEEPACP_LOG_LEVEL" in read
+    assert not sorted(v for v in read if v not in readme)
+
+
+def test_development_lists_what_the_suite_needs_from_the_system() -> None:
+    """Each tool `.ci/run` installs when missing is named, with how and what happens
+    without it."""
+    section = " ".join(readme_section("Development").split())
+    ci = (ROOT / ".ci" / "run").read_text()
+    tools = set(re.findall(r"command -v (\S+)", ci))
+    assert {"nvim", "emacs", "bwrap", "initdb", "sshd", "dockerd"} <= tools
+    names = {"nvim": "Neovim", "emacs": "Emacs"}
+    for tool in tools:
+        assert names.get(tool, tool) in section, tool
+    for words in ("PostgreSQL", "`.ci/run` installs the missing ones with `apt-get`", "skipped"):
+        assert words in section, words
