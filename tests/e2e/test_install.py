@@ -35,6 +35,8 @@ INITIALIZE = {
     "method": "initialize",
     "params": {"protocolVersion": 1, "clientInfo": {"name": "install check", "version": "1"}},
 }
+WHERE = "import deepacp; print(deepacp.__file__)"
+"""Run outside the checkout (`python -c` puts the working folder first on sys.path)."""
 
 
 def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -92,7 +94,7 @@ def test_the_readme_install_line_works_from_a_clone(tmp_path: Path) -> None:
     deepacp = str(venv / "bin" / "deepacp")
     version = run([deepacp, "--version"], timeout=60)
     assert version.stdout.strip() == f"deepacp {__version__}", version.stderr
-    where = run([python, "-c", "import deepacp; print(deepacp.__file__)"], timeout=60)
+    where = run([python, "-c", WHERE], cwd=tmp_path, timeout=60)
     assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
 
     result = initialize([deepacp, "--stdio"], tmp_path / "home")
@@ -142,7 +144,7 @@ def test_the_sdist_and_wheel_build_check_and_run(tmp_path: Path) -> None:
     command = str(target / "bin" / "deepacp")
     version = run([command, "--version"], env=env, timeout=60)
     assert version.stdout.strip() == f"deepacp {__version__}", version.stderr
-    where = run([sys.executable, "-c", "import deepacp; print(deepacp.__file__)"], env=env)
+    where = run([sys.executable, "-c", WHERE], env=env, cwd=tmp_path, timeout=60)
     assert where.stdout.startswith(str(target)), where.stdout + where.stderr
     result = initialize([command, "--stdio"], tmp_path / "home", **env)
     assert result["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": True}
