@@ -148,8 +148,8 @@ def database_checks() -> list[Check]:
     if url is None:
         return []
     from deepacp.exposure import database_exposure
-    from deepacp.session.migrations import LATEST, schema_version
-    from deepacp.session.postgres import PostgresStore
+    from deepacp.session.storage.migrations import LATEST, schema_version
+    from deepacp.session.storage.postgres import PostgresStore
 
     store = PostgresStore(deepacp_home(), url)
     try:

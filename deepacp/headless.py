@@ -125,7 +125,7 @@ async def _run(
     from deepacp.backends.runners import parse_remote
     from deepacp.models import resolve_model
     from deepacp.session.manager import SessionManager, Workspace
-    from deepacp.session.store import open_store
+    from deepacp.session.storage import open_store
     from deepacp.session.threads import ServerThreads
 
     remote = None

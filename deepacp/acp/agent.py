@@ -61,7 +61,9 @@ from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE, parse_mode
 from deepacp.session.runtime import Session, no_wait
-from deepacp.session.store import SessionRecord, SessionStore, Store, open_store
+from deepacp.session.storage import open_store
+from deepacp.session.storage.records import SessionRecord, Store
+from deepacp.session.storage.sqlite import SessionStore
 from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import through_editor
 

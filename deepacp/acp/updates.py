@@ -46,7 +46,7 @@ from deepacp.events import (
     UserMessage,
 )
 from deepacp.session.modes import MODES
-from deepacp.session.store import now
+from deepacp.session.storage.records import now
 from deepacp.session.usage import TokenUsage
 
 EFFORT_OPTION = "effort"

@@ -15,14 +15,14 @@ from deepacp.backends.remote import RemoteBackend
 from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy
 from deepacp.config import Effort
 from deepacp.errors import SessionNotFound, WrongWorkspace
-from deepacp.session.ephemeral import EphemeralRecords
 from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
 from deepacp.session.replays import Replays
 from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
 from deepacp.session.snapshots import discard
-from deepacp.session.store import Records, SessionRecord, Store
+from deepacp.session.storage.ephemeral import EphemeralRecords
+from deepacp.session.storage.records import Records, SessionRecord, Store
 from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import ReviewSource, WorkspaceView, watched_skill_dirs
 

@@ -55,7 +55,8 @@ from deepacp.session.queue import TurnQueue
 from deepacp.session.replays import Replays
 from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
 from deepacp.session.snapshots import RestorePoint, RestorePoints
-from deepacp.session.store import Records, SessionRecord, SessionStore
+from deepacp.session.storage.records import Records, SessionRecord
+from deepacp.session.storage.sqlite import SessionStore
 from deepacp.session.threads import ServerThreads
 from deepacp.session.turn_tasks import CANCELLED, REWOUND, stop_turn_tasks
 from deepacp.session.workspace import ReviewSource, WorkspaceView, session_backend

@@ -18,7 +18,7 @@ from deepacp.events import CommandsChanged, Event, MessageChunk, ToolFinished
 from deepacp.models import resolve_model
 from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
-from deepacp.session.store import SessionStore
+from deepacp.session.storage.sqlite import SessionStore
 
 MCP_SERVER = str(Path(__file__).parents[2] / "e2e" / "mcp_server.py")
 
