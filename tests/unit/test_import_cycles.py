@@ -17,10 +17,7 @@ import deepacp
 
 PACKAGE = Path(deepacp.__file__).parent
 
-KNOWN_CIRCLES: set[frozenset[str]] = {
-    # Issue 30: the session's commands and runtime are being taken apart (the lead's part).
-    frozenset({"deepacp.session.commands", "deepacp.session.runtime"}),
-}
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 """Circles still to be undone, each named by its issue. Remove an entry when it is gone."""
 
 
