@@ -23,7 +23,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepacp.backends.state import FilesUpdate
-from deepacp.harness.contracts import ToolOutputSignal
+from deepacp.events import ToolOutput
 from deepacp.harness.delegation import current_task_call
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import TASK
@@ -143,7 +143,7 @@ async def stream_child(
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages:
                 for call in getattr(message, "tool_calls", None) or []:
-                    write(ToolOutputSignal(card_id, _progress(call)))
+                    write(ToolOutput(card_id, _progress(call)))
     return final
 
 
