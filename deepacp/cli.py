@@ -57,11 +57,6 @@ BY_HAND = {
 """What each server says when a person starts it in a terminal, where no editor is."""
 
 
-def server_command() -> list[str]:
-    """How this installation starts its ACP server (the demo and doctor start it so)."""
-    return [sys.executable, "-m", "deepacp", "--stdio"]
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deepacp",

@@ -33,7 +33,7 @@ from deepacp.backends.protocol import (
 from deepacp.backends.slots import in_background
 from deepacp.session.blobs import digest
 from deepacp.session.snapshots import MissingContent, RestorePoint, RestorePoints
-from deepacp.session.store import SessionRecord
+from deepacp.session.storage.records import SessionRecord
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from deepacp.events import Command, Question
 from deepacp.session.parts.base import CommandHandler, Part, PromptStart
 from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
 from deepacp.session.snapshots import RestorePoint, RestorePoints
-from deepacp.session.store import SessionRecord
+from deepacp.session.storage.records import SessionRecord
 
 UNDO, REWIND, FORK = "undo", "rewind", "fork"
 FORCE, KEEP = "--force", "--keep"
