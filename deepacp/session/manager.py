@@ -20,8 +20,8 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
 from deepacp.session.replays import Replays
+from deepacp.session.restore import discard
 from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
-from deepacp.session.snapshots import discard
 from deepacp.session.store import Records, SessionRecord, Store
 from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import ReviewSource, WorkspaceView, watched_skill_dirs

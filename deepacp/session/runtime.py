@@ -53,8 +53,15 @@ from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
 from deepacp.session.queue import TurnQueue
 from deepacp.session.replays import Replays
-from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
-from deepacp.session.snapshots import RestorePoint, RestorePoints
+from deepacp.session.restore import (
+    RecordingBackend,
+    Restored,
+    RestorePoint,
+    RestorePoints,
+    conflicts,
+    finish_turn,
+    restore,
+)
 from deepacp.session.store import Records, SessionRecord, SessionStore
 from deepacp.session.threads import ServerThreads
 from deepacp.session.turn_tasks import CANCELLED, REWOUND, stop_turn_tasks

@@ -22,17 +22,10 @@ from deepacp.backends.errors import BackendError
 from deepacp.backends.nofollow import read_file
 from deepacp.backends.protocol import MAX_TEXT_BYTES
 from deepacp.backends.pysearch import walk_files
-from deepacp.private import private_dir
+from deepacp.private import private_dir, write_private
 from deepacp.secrets import secret_values
-from deepacp.session.blobs import (
-    HELD,
-    BlobStore,
-    digest,
-    sessions_dir,
-    shared_blobs,
-    write_private,
-)
-from deepacp.session.gitobjects import GitObjects
+from deepacp.session.restore.blobs import HELD, BlobStore, digest, sessions_dir, shared_blobs
+from deepacp.session.restore.gitobjects import GitObjects
 
 MAX_SCAN_FILES = 50_000
 """A workspace scan looks at no more files than this (a home folder opened as a project)."""
