@@ -1,7 +1,8 @@
 """Recording what each turn changes in the workspace: `RecordingBackend` keeps a file's
 content before a turn's first write or delete of it, and `ScanningShell` finds what a
 command created, changed or deleted by scanning the workspace before and after it
-(`RestorePoints.before_command`)."""
+(`RestorePoints.before_command`) — unless it runs over an LSP proposal, whose overlay takes
+what it writes and leaves the disk as it is."""
 
 from __future__ import annotations
 
@@ -11,12 +12,18 @@ from typing import Any, TypeVar
 
 from deepacp.backends.base import DelegatingBackend
 from deepacp.backends.errors import BackendError
+from deepacp.backends.proposal_shell import ProposalShell
 from deepacp.backends.protocol import Backend, ExecuteResult, Shell, ShellCommand
 from deepacp.backends.slots import in_background
 from deepacp.session.restore.points import RestorePoint, RestorePoints
 from deepacp.session.restore.rewind import current
 
 T = TypeVar("T")
+
+
+def changes_disk(shell: Shell, run: ShellCommand) -> bool:
+    """Whether `run` may change the files on disk (not when it runs over a proposal)."""
+    return not isinstance(shell, ProposalShell) or shell.on_disk(run) is not None
 
 
 class ScanningShell:
@@ -32,7 +39,7 @@ class ScanningShell:
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         point = self.points.target(late=in_background.get())
-        if point is None:
+        if point is None or not changes_disk(self.inner, run):
             return await self.inner.execute(run)
         before = await asyncio.to_thread(self._in_turn, self.points.before_command)
         try:

@@ -122,16 +122,17 @@ async def restore(
     in `keep`: created files are removed, deleted ones come back."""
     lost = {path for point in points for path in point.lost}
     done = Restored(conflicts=sorted(keep), lost=sorted(lost))
-    for path, (target, _, _) in sorted(plan(points).items()):
-        if path in keep:
-            continue
+    files = {path: target for path, (target, _, _) in plan(points).items() if path not in keep}
+    in_git = await asyncio.to_thread(store.from_git, {t for t in files.values() if t})
+    for path, target in sorted(files.items()):
         try:
             if await state(backend, path) == target:
                 continue
             if target is None:
                 await backend.delete(path)
             else:
-                await _write(backend, path, store.blob(target))
+                data = in_git[target] if target in in_git else store.blob(target)
+                await _write(backend, path, data)
             done.restored.append(path)
         except MissingContent:
             done.lost.append(path)
