@@ -71,6 +71,20 @@ def stamp_of(root: Path, path: str) -> Stamp | None:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
+def real_folder(root: Path, folder: str) -> bool:
+    """Whether workspace path `folder` is a folder reached without following a link (a
+    submodule's may have been swapped for a link leading outside)."""
+    path = root
+    for part in folder.split("/"):
+        path = path / part
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 class Scanner:
     """Scans of workspace `root`, leaving out the folders `exclude` (workspace paths)."""
 
@@ -94,7 +108,8 @@ class Scanner:
         links = set(index.gitlinks)
         paths = {*changes.modified, *watched, *changes.untracked} - links
         for folder in [*changes.nested, *links]:  # git does not look inside: walk them
-            paths.update(itertools.islice(self._walk(folder), MAX_SCAN_FILES + 1))
+            if real_folder(self.root, folder):
+                paths.update(itertools.islice(self._walk(folder), MAX_SCAN_FILES + 1))
         view = f"{repository.top}\0{repository.prefix}\0{repository.index}"
         return self._stamped(paths, view, repository.algorithm, objects, changes.modified)
 

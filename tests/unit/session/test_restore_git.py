@@ -179,6 +179,21 @@ async def test_another_repository_inside_and_a_submodule_are_walked(
     assert tree(repo) == before
 
 
+async def test_a_submodule_swapped_for_a_link_outside_is_not_looked_into(
+    repo: Path, tmp_path: Path
+) -> None:
+    committed(repo / "vendor", {"lib.py": b"LIB = 1\n"})
+    git(repo, "add", "vendor")
+    write(tmp_path / "outside", {"secret.txt": b"not the workspace's\n"})
+    points = await command(
+        repo, tmp_path, f"rm -rf vendor && ln -s {tmp_path / 'outside'} vendor && echo x > a.txt"
+    )
+    point = points.points[0]
+    assert set(point.before) == {"a.txt", "vendor/lib.py"} and point.lost == []
+    kept = [f.read_bytes() for f in (tmp_path / "home").rglob("*") if f.is_file()]
+    assert not any(b"not the workspace" in data or b"secret.txt" in data for data in kept)
+
+
 async def test_a_workspace_in_a_repositorys_subfolder_or_ignored_folder(tmp_path: Path) -> None:
     top = committed(
         tmp_path / "top",
