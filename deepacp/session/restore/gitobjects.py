@@ -92,7 +92,7 @@ class Index:
 
 @dataclass(frozen=True)
 class Changes:
-    """What differs from the index, as `ls-files -m -d -o` says."""
+    """What differs from the index, as `ls-files -m` and `ls-files -o` say."""
 
     modified: frozenset[str]
     """Tracked paths whose file differs from the index or is gone."""
