@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from deepacp.models import resolve_model
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.restore import BlobStore, RestorePoints
 from deepacp.session.store import SessionStore
 

@@ -1,12 +1,13 @@
 """Running git in the workspace for restore points, outside the sandbox, right after the
 agent's commands: so neither the workspace nor the repository's config is trusted.
 
-The git run is never one inside the workspace (`find_git`: a command could plant one on
-PATH). Its environment has no `GIT_*` variable but where the user's config lives, and its
-settings turn off what a config could make it run or reach: no fsmonitor program, no
-transport or lazy fetch, no filter driver (a caller lists the configured ones and empties
-them: `ls-files -m` hashes a file whose stat changed, through its clean filter), and a stat
-cache that compares every field. It only reads (`GIT_OPTIONAL_LOCKS=0`).
+The git run is the one `gitview.find_git` trusts (never one inside a workspace, where a
+command could plant one on PATH). Its environment has no `GIT_*` variable but where the
+user's config lives, and its settings turn off what a config could make it run or reach:
+no fsmonitor program, no transport or lazy fetch, no filter driver (a caller lists the
+configured ones and empties them: `ls-files -m` hashes a file whose stat changed, through
+its clean filter), and a stat cache that compares every field. It only reads
+(`GIT_OPTIONAL_LOCKS=0`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from deepacp.backends.gitview import KEPT_GIT_ENV, QUIET_GIT_ENV, find_git, within
+from deepacp.backends.gitview import KEPT_GIT_ENV, QUIET_GIT_ENV, find_git
 
 HARDENED = {
     "core.fsmonitor": "false",
@@ -40,16 +41,11 @@ class Git:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._binary: str | None = None
 
     def binary(self) -> str | None:
-        """The `git` on PATH outside the workspace (checked again each time: where a link
-        on PATH leads may change)."""
-        known = self._binary
-        if known is not None and not within(Path(os.path.realpath(known)), self.root):
-            return known
-        self._binary = find_git((self.root,))
-        return self._binary
+        """The git `find_git` trusts now (asked before each run: PATH, where its links
+        lead and the workspaces noted in this process may have changed since)."""
+        return find_git((self.root,))
 
     def start(
         self, args: Sequence[str], config: dict[str, str] | None = None, stdin: bool = False
