@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -251,9 +251,12 @@ class GitObjects:
             tuple(p.rstrip("/") for p in listed if p.endswith("/")),
         )
 
-    def clean(self, path: str, data: bytes) -> str | None:
-        """The object id of `path` when it is tracked and `data` is what the index holds."""
-        oid = self.objects().get(path) if data else None
+    def clean(self, path: str, data: bytes, objects: Mapping[str, str] | None = None) -> str | None:
+        """The object id of `path` when it is tracked and `data` is what the index holds
+        (`objects`: the index's, as `objects` gave them)."""
+        if not data:
+            return None
+        oid = (self.objects() if objects is None else objects).get(path)
         algorithm = self.repository.algorithm if self.repository else "sha1"
         return oid if oid is not None and object_id(data, algorithm) == oid else None
 

@@ -16,7 +16,7 @@ import json
 import shutil
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -149,12 +149,19 @@ class RestorePoints:
         private_dir(self.folder)
         write_private(self.folder / HELD, json.dumps(self._held()).encode("utf-8"))
 
-    def keep(self, path: str, data: bytes, secrets: list[bytes] | None = None) -> str | None:
+    def keep(
+        self,
+        path: str,
+        data: bytes,
+        secrets: list[bytes] | None = None,
+        objects: Mapping[str, str] | None = None,
+    ) -> str | None:
         """Keep `data` as a content of `path`: its SHA-256, or None when it was not kept
-        (it holds a secret, or would exceed the budget)."""
+        (it holds a secret, or would exceed the budget). `objects`: the index's tracked
+        files, when the caller keeps many files (else they are asked for)."""
         if holds_secret(data, known_secrets() if secrets is None else secrets):
             return None
-        oid = self.git.clean(path, data)
+        oid = self.git.clean(path, data, objects)
         if oid is None:
             return self.blobs.put(data)
         name = digest(data)
@@ -263,6 +270,7 @@ class RestorePoints:
         """Scan before a command runs, storing the content of files not stored as they are
         (git's objects hold the others)."""
         snapshot, secrets, held = self.scanner.scan(), known_secrets(), self._held()
+        objects = self.git.objects()  # once: asking is a look at every folder above the root
         for path, stamp in snapshot.stamps.items():
             known = self._known.get(path)
             if stamp is None or (known is not None and known[0] == stamp):
@@ -271,7 +279,8 @@ class RestorePoints:
             if stamp[0] > MAX_TEXT_BYTES:
                 continue
             with contextlib.suppress(BackendError, OSError):  # gone, or a link or FIFO now
-                name = self.keep(path, read_file(self.root, path, MAX_TEXT_BYTES), secrets)
+                data = read_file(self.root, path, MAX_TEXT_BYTES)
+                name = self.keep(path, data, secrets, objects)
                 if name is not None:
                     self._known[path] = (stamp, name)
         if self._held() != held:
