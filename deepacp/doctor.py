@@ -72,7 +72,13 @@ def model_checks(flag: str | None) -> list[Check]:
         return [Check(False, str(exc))]
     origin, spec = next(((o, s) for o, s in sources if s), (None, None))
     if spec is None:
-        return [Check(False, "no model configured: set DEEPACP_MODEL or `model` in config.toml")]
+        return [
+            Check(
+                False,
+                "no model configured: run `deepacp setup`, or set DEEPACP_MODEL or `model` in "
+                "config.toml",
+            )
+        ]
     checks = [Check(True, f"model {spec} (from {origin})")]
     try:
         provider, _ = split_spec(spec)
