@@ -24,9 +24,8 @@ import time
 from pathlib import Path
 
 from deepacp.models import resolve_model
-from deepacp.session.blobs import BlobStore
 from deepacp.session.lifecycle import SessionManager, Workspace
-from deepacp.session.snapshots import RestorePoints
+from deepacp.session.restore import BlobStore, RestorePoints
 from deepacp.session.storage.sqlite import SessionStore
 
 SIZE = 1_000_000

@@ -299,14 +299,19 @@ class ProposalShell:
         self.proposal = proposal
         self.shell = shell
 
+    def on_disk(self, run: ShellCommand) -> str | None:
+        """Why `run` runs on the files on disk rather than over the proposal (None: over
+        the proposal, so the disk is left as it is)."""
+        if run.outside_sandbox:
+            return "it ran outside the sandbox, as approved"
+        if command_policy(self.shell.sandbox, run) in (None, "off"):
+            return "the sandbox is off"
+        return overlay_problem()
+
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         sandbox = self.shell.sandbox
         policy = command_policy(sandbox, run)
-        problem = overlay_problem()
-        if run.outside_sandbox:
-            problem = "it ran outside the sandbox, as approved"
-        elif policy in (None, "off"):
-            problem = "the sandbox is off"
+        problem = self.on_disk(run)
         if problem is not None or sandbox is None or policy is None:
             result = await self.shell.execute(run)
             if not self.proposal.proposed():

@@ -38,7 +38,7 @@ from deepacp.session.parts.review import ReviewPart
 from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.parts.title import TitlePart
 from deepacp.session.replays import Replays
-from deepacp.session.snapshots import RestorePoints, discard
+from deepacp.session.restore import RestorePoints, discard
 from deepacp.session.storage.ephemeral import EphemeralRecords
 from deepacp.session.storage.records import Records, SessionRecord, Store
 from deepacp.session.storage.sqlite import SessionStore
