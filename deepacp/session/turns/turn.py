@@ -152,18 +152,23 @@ class Turn:
         payload: Any = {"messages": [HumanMessage(content=blocks)]}
         redactor = LiveRedactor()  # the one place live events leave for the faces
         while True:
-            async for namespace, mode, data in self.graph.astream(
+            # Closed however the loop ends: a cancel that lands while an event is shown
+            # (the stream waiting at its yield) must still cancel the graph's running
+            # tasks, not leave them to finish unseen.
+            stream = self.graph.astream(
                 payload, self.config, stream_mode=STREAM_MODES, subgraphs=True
-            ):
-                for event in live.feed(namespace, mode, data):
-                    if isinstance(event, ToolStarted):  # the card shows what an edit proposes
-                        event = await cards.with_proposed_diff(event, self.backend)
-                        live.started[event.tool_call_id] = event
-                    elif isinstance(event, UsageUpdated) and self.prices is not None:
-                        spent = cost_of(self.before + live.usage, self.prices)
-                        event = dataclasses.replace(event, cost=spent)
-                    for shown in redactor.feed(event):
-                        await self.handler.emit(shown)
+            )
+            async with contextlib.aclosing(stream):
+                async for namespace, mode, data in stream:
+                    for event in live.feed(namespace, mode, data):
+                        if isinstance(event, ToolStarted):  # the card shows the edit's diff
+                            event = await cards.with_proposed_diff(event, self.backend)
+                            live.started[event.tool_call_id] = event
+                        elif isinstance(event, UsageUpdated) and self.prices is not None:
+                            spent = cost_of(self.before + live.usage, self.prices)
+                            event = dataclasses.replace(event, cost=spent)
+                        for shown in redactor.feed(event):
+                            await self.handler.emit(shown)
             for shown in redactor.flush():
                 await self.handler.emit(shown)
             if live.interrupts:

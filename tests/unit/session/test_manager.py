@@ -4,8 +4,10 @@ sessions; ephemeral sessions that leave nothing behind; cancel as a named outcom
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
+import os
 import sqlite3
 import sys
 import weakref
@@ -176,6 +178,60 @@ async def test_stopping_the_caller_is_not_mistaken_for_a_cancelled_turn(
         with pytest.raises(asyncio.CancelledError):
             await caller
         assert not session.running
+    finally:
+        await manager.shutdown()
+
+
+def running(token: str) -> bool:
+    """Whether a process whose command line holds `token` runs on this machine."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if token.encode() in cmdline.read_bytes():
+                return True
+    return False
+
+
+async def test_a_cancel_while_the_face_is_told_something_stops_the_running_command(
+    tmp_path, workspace
+) -> None:
+    """The cancel lands while an event is being shown (the graph's stream waits at its
+    yield, not in the graph): the command still running is stopped, not left to finish
+    unseen and write its result into the thread later."""
+    token = f"{os.getpid()}.{id(tmp_path) % 997}"  # this test's own sleep
+    calls = [
+        {"id": "ls1", "name": "ls", "args": {"path": ""}},
+        {"id": "run1", "name": "execute", "args": {"command": f"touch started; sleep 6{token}"}},
+    ]
+
+    class Holding(Recorder):
+        """Keeps the turn in `emit` once the listing is shown and the command runs."""
+
+        held = asyncio.Event()
+
+        async def emit(self, event: Event) -> None:
+            await super().emit(event)
+            if isinstance(event, ToolFinished) and event.tool_call_id == "ls1":
+                while not (workspace / "started").exists():
+                    await asyncio.sleep(0.01)
+                self.held.set()
+                await asyncio.Event().wait()
+
+    manager = SessionManager(SessionStore(tmp_path / "home"), resolve_model)
+    face = Holding()
+    try:
+        turns = [{"tool_calls": calls}, {"content": "after"}]
+        record = manager.new_record(str(workspace), "yolo", script(tmp_path, turns))
+        session = manager.open(record, Workspace(str(workspace)), face)
+        turn = asyncio.create_task(session.prompt("go"))
+        await face.held.wait()
+        assert running(f"sleep 6{token}")
+        await session.cancel()
+        assert await turn == "cancelled"
+        for _ in range(200):  # a killed group is reaped at once; 60 s if it was left
+            if not running(f"sleep 6{token}"):
+                break
+            await asyncio.sleep(0.05)
+        assert not running(f"sleep 6{token}"), "the cancelled command still runs"
     finally:
         await manager.shutdown()
 
