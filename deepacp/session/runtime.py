@@ -52,10 +52,10 @@ from deepacp.session.hooks import SessionHooks
 from deepacp.session.mcp import McpServer, McpServers, is_read_only
 from deepacp.session.modes import Mode
 from deepacp.session.queue import TurnQueue
-from deepacp.session.replays import Replays
+from deepacp.session.replays import replays_of, save_after_turn, save_now
 from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
 from deepacp.session.snapshots import RestorePoint, RestorePoints
-from deepacp.session.store import Records, SessionRecord, SessionStore
+from deepacp.session.store import Records, SessionRecord
 from deepacp.session.threads import ServerThreads
 from deepacp.session.turn_tasks import CANCELLED, REWOUND, stop_turn_tasks
 from deepacp.session.workspace import ReviewSource, WorkspaceView, session_backend
@@ -152,11 +152,7 @@ class Session:
             register_secrets(dict(mcp.env), dict(mcp.headers))
         self.mcp = McpServers()
         self.mcp.start(list(mcp_servers), record.cwd, harness_ready)
-        self._replays = (
-            Replays(store.home)
-            if isinstance(store, SessionStore) and server is None and remote is None
-            else None
-        )
+        self._replays = replays_of(store, server, remote)
         """Replays saved for a fresh process (None: this session's are not saved)."""
         self._graph: Any = None
         self._model: Any = None
@@ -602,6 +598,7 @@ class Session:
             return "cancelled"
         finally:
             self._task = None
+            save_after_turn(self.id, self._save_replay)
 
     def start(self, content: str | list[dict]) -> asyncio.Task[StopReason] | None:
         """A turn no request waits for, taking the idle session at once (so a message
@@ -712,7 +709,7 @@ class Session:
         if self.background is not None:
             await self.background.close()  # its tasks end with it
         if self._graph is not None:  # a turn may have run: the next process loads faster
-            await self._save_replay()
+            await save_now(self.id, self._save_replay)
         self.restore_points.release()
         await self.mcp.close()
         await self.hooks.close()
