@@ -27,17 +27,17 @@ from deepacp.acp.quickload import Loads, QuickLoad, transcripts_of
 from deepacp.acp.rpc import bad_params, request_error
 from deepacp.acp.transport import StdioTransport
 from deepacp.backends.editor_review import EditorReview
-from deepacp.backends.remote import RemoteBackend
-from deepacp.backends.runners import Runner, parse_remote, runner_for
 from deepacp.config import ServerOptions, deepacp_home
-from deepacp.errors import DeepacpError, RemoteUnavailable, SessionBusy
+from deepacp.errors import DeepacpError, SessionBusy
 from deepacp.models import resolve_model
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.core import Session
+from deepacp.session.hosts.local import Ready, no_wait
+from deepacp.session.hosts.threads import ServerThreads
+from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE
-from deepacp.session.runtime import Ready, Session, no_wait
+from deepacp.session.parts.restore import RestorePart
 from deepacp.session.store import SessionRecord, Store, open_store
-from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import through_editor
 
 log = logging.getLogger(__name__)
@@ -112,10 +112,6 @@ class DeepacpAgent:
         store = store or open_store(deepacp_home())
         self.manager = _manager(store, options, harness_loaded)
         self._background: set[asyncio.Task] = set()
-        self._runner: Runner | None = None
-        """The connection to the --remote machine, shared by its sessions."""
-        self._remote: RemoteBackend | None = None
-        """The --remote checkout as last reached (None: not yet, or no --remote)."""
         self.loads = _loads(self, store, client_params)
 
     def on_connect(self, conn: Client) -> None:
@@ -162,15 +158,6 @@ class DeepacpAgent:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _reach_remote(self) -> None:
-        """Check that the --remote checkout answers before a session opens on it (a
-        `RemoteUnavailable` says why not); without --remote, nothing to do."""
-        if self.options.remote is None:
-            return
-        target = parse_remote(self.options.remote)
-        self._runner = self._runner or runner_for(target)
-        self._remote = await RemoteBackend.connect(target, self._runner)
-
     def _open(
         self,
         record: SessionRecord,
@@ -179,23 +166,14 @@ class DeepacpAgent:
     ) -> Session:
         if (session := self.manager.get(record.id)) is not None:
             return session
-        remote = self._remote
-        if self.options.remote is not None and remote is None:
-            raise RemoteUnavailable(
-                f"{self.options.remote} has not been reached yet: open the session with "
-                "session/load or session/resume"
-            )
         editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
         review = EditorReview(editor) if editor.can_write else None
         workspace = Workspace(
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
-            through_editor(editor, review)
-            if editor.useful and remote is None and not self.options.server
-            else None,
+            through_editor(editor, review) if editor.useful else None,
             review,
-            remote=remote,
         )
 
         def config_options() -> list[Any]:
@@ -218,12 +196,12 @@ class DeepacpAgent:
         if not path.is_absolute() or not path.is_dir():
             raise bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
         _roots(cwd, additional_directories)  # bad ones refused before anything is stored
-        await self._reach_remote()  # an unreachable one is refused before anything is stored
+        await self.manager.reach()  # an unreachable one is refused before anything is stored
         spec = opts.resolve_spec(self.options, None)
         record = self.manager.new_record(str(path), DEFAULT_MODE, spec)
         session = self._open(record, mcp_servers, additional_directories)
         try:
-            await session.make_thread()
+            await self.manager.make_thread(session)
         except DeepacpError:
             with contextlib.suppress(DeepacpError):  # nothing is left of a session not made
                 await self.manager.delete(record.id)
@@ -240,7 +218,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
-        await self._reach_remote()
+        await self.manager.reach()
         plain = self.manager.get(record.id) is None
         plain = plain and not mcp_servers and not additional_directories
         session = self._open(record, mcp_servers, additional_directories)
@@ -257,7 +235,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.ResumeSessionResponse:
         record = self.manager.record(session_id, cwd)
-        await self._reach_remote()
+        await self.manager.reach()
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ResumeSessionResponse(**self._state(session))
@@ -275,7 +253,7 @@ class DeepacpAgent:
         source = self._session(self.manager.record(session_id, cwd).id)
         if source.running:
             raise SessionBusy("the session is running a turn; fork it when the turn ends")
-        forked = await source.fork()
+        forked = await source.part(RestorePart).fork()
         session = self._open(forked, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ForkSessionResponse(session_id=forked.id, **self._state(session))
@@ -340,8 +318,6 @@ class DeepacpAgent:
         sessions = list(self.manager.sessions.values())
         await self.manager.shutdown()
         await self.loads.kept_at_close(sessions)
-        if self._runner is not None:
-            await self._runner.close()
 
 
 def _manager(store: Store, options: ServerOptions, harness_loaded: Future | None) -> SessionManager:
@@ -353,6 +329,7 @@ def _manager(store: Store, options: ServerOptions, harness_loaded: Future | None
         harness_ready=_harness_ready(harness_loaded),
         sandbox=opts.start_policy(options.sandbox),
         server=ServerThreads(options.server) if options.server else None,
+        remote=options.remote,
     )
 
 

@@ -14,7 +14,8 @@ from deepacp.acp.capabilities import EDIT_PROMPT_METHOD, REWIND_METHOD
 from deepacp.acp.rpc import bad_params
 from deepacp.errors import DeepacpError
 from deepacp.events import Notice
-from deepacp.session.runtime import Session
+from deepacp.session.core import Session
+from deepacp.session.parts.restore import RestorePart
 
 SessionOf = Callable[[str], Session]
 """The open session of an id (opened now if need be)."""
@@ -40,14 +41,15 @@ async def _rewound(
 ) -> dict[str, Any]:
     """Go back to before prompt `message_id` (after its turn, when `keep_turn`),
     cancelling a running turn first; the result's `_meta`."""
-    number = session.prompt_number(message_id)
+    restore = session.part(RestorePart)
+    number = restore.number(message_id)
     if number is None:
         raise rewind.unknown_message(message_id, session.id)
     await session.stop()
-    if keep_turn and number == len(session.prompts()):
+    if keep_turn and number == len(restore.prompts()):
         return {}  # nothing after it to take back
     force, keep = on_conflict == "restore", on_conflict == "keep"
-    done = await session.rewind(number + 1 if keep_turn else number, force=force, keep=keep)
+    done = await restore.rewind(number + 1 if keep_turn else number, force=force, keep=keep)
     if done.conflicts and not (force or keep):
         raise rewind.conflicts_error(done.conflicts)
     return rewind.files_meta(done)

@@ -13,8 +13,9 @@ from deepacp.config import ServerOptions, load_config, parse_effort, sandbox_pol
 from deepacp.effort import EffortChoice, effort_choice
 from deepacp.errors import ConfigError, ModelConfigError
 from deepacp.models import check_provider, configured_spec, split_spec
+from deepacp.session.core import Session
 from deepacp.session.modes import parse_mode
-from deepacp.session.runtime import Session
+from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.store import SessionRecord
 
 
@@ -77,7 +78,7 @@ def session_state(session: Session, options: ServerOptions) -> dict[str, Any]:
     config = updates.config_options(
         record.mode, spec, model_choices(options, spec), effort_of(record)
     )
-    config.append(updates.sandbox_option(session.sandbox.policy, sandbox_problem()))
+    config.append(updates.sandbox_option(session.part(SandboxPart).policy, sandbox_problem()))
     return {"modes": updates.mode_state(record.mode), "config_options": config}
 
 
@@ -105,7 +106,7 @@ async def set_option(
             )
         await session.set_effort(parse_effort(value))
     elif config_id == updates.SANDBOX_OPTION:
-        await session.set_sandbox(sandbox_choice(value))
+        await session.part(SandboxPart).set(sandbox_choice(value))
     else:
         raise bad_params(f"unknown config option {config_id!r}")
     return session_state(session, options)["config_options"]

@@ -35,6 +35,7 @@ from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions
 from deepacp.events import CommandsChanged, ModeChanged
 from deepacp.session.blobs import write_private
+from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.replays import Replays, code_stamp, replays_of
 from deepacp.session.store import SessionRecord, Store
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # the SDK is imported after the quick load has answered
 
     from deepacp.acp.client import AcpSessionHandler
     from deepacp.backends.sandbox import SandboxPolicy
-    from deepacp.session.runtime import Session
+    from deepacp.session.core import Session
 
 log = logging.getLogger(__name__)
 
@@ -326,8 +327,8 @@ class Loads:
             record = session.record
             replay = transcripts.replays.key(record.thread_id, (record.cwd,))
             if (
-                session.extra_roots
-                or session.sandbox.policy != self._start_policy
+                session.ctx.roots[1:]
+                or session.part(SandboxPart).policy != self._start_policy
                 or not transcripts.replays.is_saved(record.id, replay)
                 or transcripts.is_current(record)
             ):

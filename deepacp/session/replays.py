@@ -11,7 +11,6 @@ made it; anything else is read the long way and saved again. Sessions in SQLite 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import hashlib
@@ -19,7 +18,7 @@ import importlib.util
 import json
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -231,38 +230,3 @@ class Replays:
         """Remove a session's saved replay (its conversation is gone or changed)."""
         self._path(session_id).unlink(missing_ok=True)
         self.load_path(session_id).unlink(missing_ok=True)
-
-
-_SAVING: dict[str, asyncio.Task[None]] = {}
-"""The replay saves under way, by session (one at a time each)."""
-
-
-def save_after_turn(session_id: str, save: Callable[[], Awaitable[None]]) -> None:
-    """Save a session's replay (`save`) now that a turn has ended, so that a process ended
-    before it closes the session leaves it too. Called as the turn ends, the save begins
-    once the turn's caller gives the event loop back: a face has sent the turn's answer by
-    then. A save still under way for the session goes first."""
-    task = asyncio.create_task(_save_after(_SAVING.get(session_id), save))
-    _SAVING[session_id] = task
-    task.add_done_callback(functools.partial(_saved, session_id))
-
-
-async def save_now(session_id: str, save: Callable[[], Awaitable[None]]) -> None:
-    """Save a session's replay (`save`) once the save under way (if any) has ended."""
-    await _save_after(_SAVING.get(session_id), save)
-
-
-def _saved(session_id: str, task: asyncio.Task[None]) -> None:
-    if _SAVING.get(session_id) is task:
-        del _SAVING[session_id]
-
-
-async def _save_after(
-    previous: asyncio.Task[None] | None, save: Callable[[], Awaitable[None]]
-) -> None:
-    if previous is not None:
-        await asyncio.wait({previous})
-    try:
-        await save()
-    except Exception:  # the next load reads it the long way
-        log.debug("replay not saved", exc_info=True)

@@ -20,7 +20,7 @@ from tests.support.acp import (  # noqa: F401  (fixtures shared with the e2e sui
     model_requests,
 )
 from tests.support.reliability import Tally
-from tests.support.users import ordinary_user, runner  # noqa: F401  (sandbox tests as a user)
+from tests.support.users import host_tmp, ordinary_user, runner  # noqa: F401  (as a user)
 
 
 @pytest.fixture

@@ -138,3 +138,17 @@ def runner(request: pytest.FixtureRequest) -> Runner:
     if os.geteuid() != 0:
         pytest.skip("the suite does not run as root (it runs as the ordinary user)")
     return Runner("root", 0, 0, sys.executable)
+
+
+@pytest.fixture
+def host_tmp(runner: Runner) -> Iterator[Path]:
+    """A folder in the host's /tmp, which the sandbox hides, that `runner` may write: where
+    a planted program leaves its marker when it runs outside the sandbox (with the runner's
+    rights, so a folder it could not write would hide that it ran)."""
+    folder = Path(tempfile.mkdtemp(prefix="deepacp-marker-", dir="/tmp"))
+    folder.chmod(0o755)
+    runner.own(folder)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
