@@ -1,7 +1,7 @@
-"""The ACP agent: thin handlers from ACP requests to the session manager, and errors back
-as JSON-RPC errors. Sessions' events reach the client through `client.AcpSessionHandler`;
-their modes and options are `options.py`'s, the extension methods `extensions.py`'s and
-what a load keeps for the next process `quickload.py`'s."""
+"""The ACP agent: thin handlers from ACP requests to the session manager (served, with
+errors as JSON-RPC errors, by `connection.py`). Sessions' events reach the client through
+`client.AcpSessionHandler`; their modes and options are `options.py`'s, the extension
+methods `extensions.py`'s and what a load keeps for the next process `quickload.py`'s."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from acp import schema as S
-from acp.agent.router import build_agent_router
 from acp.connection import Connection
 from acp.interfaces import Client
 
@@ -22,10 +21,8 @@ from deepacp.acp import updates
 from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.extensions import ext_method
-from deepacp.acp.lifetime import Lifetime
-from deepacp.acp.quickload import Loads, QuickLoad, transcripts_of
-from deepacp.acp.rpc import bad_params, request_error
-from deepacp.acp.transport import StdioTransport
+from deepacp.acp.quickload import Loads, transcripts_of
+from deepacp.acp.rpc import bad_params
 from deepacp.backends.editor_review import EditorReview
 from deepacp.config import ServerOptions, deepacp_home
 from deepacp.errors import DeepacpError, SessionBusy
@@ -96,7 +93,7 @@ class DeepacpAgent:
     """Implements the ACP agent methods deepacp advertises (`acp.interfaces.Agent`);
     the ones it does not offer answer "method not found"."""
 
-    conn: Connection  # set once the connection exists (it needs this agent's handler)
+    conn: Connection  # set once the connection exists (`connection.run_connection`)
 
     def __init__(
         self,
@@ -343,52 +340,3 @@ def _loads(agent: DeepacpAgent, store: Store, client_params: dict) -> Loads:
         ),
         agent.manager.sandbox,
     )
-
-
-def make_handler(agent: DeepacpAgent) -> Any:
-    """The SDK's router for the standard methods, plus the ones it does not route; our
-    errors become one-line JSON-RPC errors."""
-    router = build_agent_router(agent, use_unstable_protocol=True)
-    extra = {"session/delete": agent.delete_session, "logout": agent.logout}
-
-    async def handle(method: str, params: Any, is_notification: bool) -> Any:
-        try:
-            if method in extra and not is_notification:
-                return await extra[method](params)
-            if method == "$/cancel_request":
-                return None  # a client may cancel a request it sent; ours finish promptly
-            return await router(method, params, is_notification)
-        except DeepacpError as exc:
-            raise request_error(exc) from None
-
-    return handle
-
-
-async def run_connection(
-    transport: StdioTransport,
-    client_params: dict,
-    options: ServerOptions,
-    harness_loaded: Future | None = None,
-    store: Store | None = None,
-    quick: QuickLoad | None = None,
-    lifetime: Lifetime | None = None,
-) -> None:
-    """Serve ACP on an already-initialized transport until the client goes away (`quick`:
-    the session/load answered already from `store`, see `quickload.py`); then shut down,
-    as `lifetime` allows (see `lifetime.py`)."""
-    agent = DeepacpAgent(client_params, options, harness_loaded, store)
-    conn = agent.conn = Connection(make_handler(agent), transport, listening=False)
-    try:
-        if quick is not None:  # before any other request is read
-            await agent.loads.adopt(quick, agent._open)
-        await conn.main_loop()
-    finally:
-        await (lifetime or Lifetime()).end(_shutdown(agent, conn))
-
-
-async def _shutdown(agent: DeepacpAgent, conn: Connection) -> None:
-    try:
-        await agent.shutdown()
-    finally:
-        with contextlib.suppress(Exception):
-            await conn.close()

@@ -61,4 +61,4 @@ def import_sdk() -> None:
     from deepacp.acp.lean import import_acp_schema
 
     import_acp_schema()
-    import deepacp.acp.agent  # noqa: F401
+    import deepacp.acp.connection  # noqa: F401

@@ -96,7 +96,7 @@ async def serve_transport(
     first = asyncio.ensure_future(answer_load(transport, transcripts, store))
     try:
         await asyncio.to_thread(import_sdk)  # before the harness thread, off the event loop
-        from deepacp.acp.agent import run_connection
+        from deepacp.acp.connection import run_connection
 
         harness = load_harness(options.model)
         transport.answered = harness.start
