@@ -34,6 +34,7 @@ from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE
 from deepacp.session.parts.restore import RestorePart
+from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.store import SessionRecord, Store, open_store
 from deepacp.session.workspace import through_editor
 
@@ -332,11 +333,16 @@ def _manager(store: Store, options: ServerOptions, harness_loaded: Future | None
 
 def _loads(agent: DeepacpAgent, store: Store, client_params: dict) -> Loads:
     """What the agent's loads keep for the next process (see `quickload.py`)."""
+    start = agent.manager.sandbox
+
+    def plain(session: Session) -> bool:  # no more roots, the sandbox it starts with
+        return not session.ctx.roots[1:] and session.part(SandboxPart).policy == start
+
     return Loads(
         transcripts_of(agent.options, client_params, store),
         lambda session: S.LoadSessionResponse(**agent._state(session)),
         lambda session_id: AcpSessionHandler(
             agent.conn, session_id, agent.client_capabilities, lambda: []
         ),
-        agent.manager.sandbox,
+        plain,
     )

@@ -35,7 +35,6 @@ from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions
 from deepacp.events import CommandsChanged, ModeChanged
 from deepacp.session.blobs import write_private
-from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.replays import Replays, code_stamp, replays_of
 from deepacp.session.store import SessionRecord, Store
 
@@ -43,7 +42,6 @@ if TYPE_CHECKING:  # the SDK is imported after the quick load has answered
     from pydantic import BaseModel
 
     from deepacp.acp.client import AcpSessionHandler
-    from deepacp.backends.sandbox import SandboxPolicy
     from deepacp.session.core import Session
 
 log = logging.getLogger(__name__)
@@ -243,21 +241,21 @@ class Loads:
     quick load answered taken over.
 
     `response` makes a session's `session/load` response; `sink` a handler of a session
-    that sends nothing (a load made only to be kept); `start_policy` is the sandbox policy
-    a fresh process opens sessions with."""
+    that sends nothing (a load made only to be kept); `plain` tells whether a fresh
+    process's plain load opens a session as it is now."""
 
     def __init__(
         self,
         transcripts: Transcripts | None,
         response: Callable[[Session], BaseModel],
         sink: Callable[[str], AcpSessionHandler],
-        start_policy: SandboxPolicy,
+        plain: Callable[[Session], bool],
     ) -> None:
         self.transcripts = transcripts
         """None: the sessions here are not loaded quickly (see `replays_of`)."""
         self._response = response
         self._sink = sink
-        self._start_policy = start_policy
+        self._plain = plain
 
     async def load(self, session: Session, keep: bool) -> BaseModel:
         """Redraw the session as `session/load` does; its response. `keep`: keep what was
@@ -327,8 +325,7 @@ class Loads:
             record = session.record
             replay = transcripts.replays.key(record.thread_id, (record.cwd,))
             if (
-                session.ctx.roots[1:]
-                or session.part(SandboxPart).policy != self._start_policy
+                not self._plain(session)
                 or not transcripts.replays.is_saved(record.id, replay)
                 or transcripts.is_current(record)
             ):
