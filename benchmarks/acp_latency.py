@@ -7,8 +7,9 @@ response, prompt -> first `agent_message_chunk` (cold: first prompt of a fresh p
 warm: the next one), `session/cancel` -> prompt response while `sleep 30` runs and at
 each of `CANCEL_MOMENTS` (`--only cancel` runs just these),
 `session/load` in a fresh process of a one-turn session, a 500-message and a 5,000-message
-one, from what the last load sent, from the saved replay and from the checkpoints
-(`--only load` runs just these), and peak RSS: idle after `initialize` and `session/new`
+one, from what the last load sent (of the one-turn session, also sent `LATE` seconds after
+`initialize`), from the saved replay and from the checkpoints (`--only load` runs just
+these), and peak RSS: idle after `initialize` and `session/new`
 once the harness has loaded (the process stops using CPU), and after the turns; with the
 floors under two of them, each in a fresh interpreter: the harness import alone (a prompt
 sent right after `session/new` waits for it) and the peak RSS of the libraries alone. Peers are
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import json
 import os
 import signal
@@ -340,10 +342,39 @@ LOAD_FROM = ("transcript", "replay", "checkpoints")
 (`deepacp/acp/quickload.py`), the saved replay, or the checkpoints (each removed in turn)."""
 
 
-async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[dict, int]:
+LATE = (0.2, 2.0)
+"""How long after `initialize` a client that does not load a session at once sends it."""
+
+
+async def fresh_load(env: dict, cwd: Path, session: str, wait: float = 0.0) -> tuple[float, int]:
+    """Seconds from `session/load` to its answer in a fresh process, sent `wait` seconds
+    after `initialize` is answered, and how many updates it sent."""
+    peer = await Peer.spawn(DEEPACP, env, cwd)
+    try:
+        await peer.request("initialize", INIT)
+        await asyncio.sleep(wait)
+        started = time.perf_counter()
+        request_id = await peer.send(
+            "session/load", {"cwd": str(cwd), "sessionId": session, "mcpServers": []}
+        )
+        updates = 0
+        while True:
+            message = await peer.read()
+            if message.get("method") == "session/update":
+                updates += 1
+            elif message.get("id") == request_id:
+                return time.perf_counter() - started, updates
+    finally:
+        await peer.close()
+
+
+async def time_load(
+    env: dict, cwd: Path, runs: int, prompts: int = 1, late: tuple[float, ...] = ()
+) -> tuple[dict, int]:
     """Median times of `session/load` in a fresh process, sent once `initialize` is
-    answered, from each of `LOAD_FROM`, and the updates it replayed, of a session made of
-    `prompts` prompts of the script in `env`."""
+    answered, from each of `LOAD_FROM` (and from what the last load sent, sent each of
+    `late` seconds after), and the updates it replayed, of a session made of `prompts`
+    prompts of the script in `env`."""
     peer = await Peer.spawn(DEEPACP, env, cwd)
     try:
         await peer.request("initialize", INIT)
@@ -355,30 +386,17 @@ async def time_load(env: dict, cwd: Path, runs: int, prompts: int = 1) -> tuple[
     finally:
         await peer.close()
     replays = Path(env["DEEPACP_HOME"]) / "cache" / "replays"
-    times: dict[str, list[float]] = {source: [] for source in LOAD_FROM}
+    times: dict[str | float, list[float]] = {source: [] for source in (*LOAD_FROM, *late)}
     updates = 0
     for source in LOAD_FROM * runs:  # each load keeps what the next one reads
         if source != "transcript":
             (replays / f"{session}.load.json").unlink(missing_ok=True)
         if source == "checkpoints":
             (replays / f"{session}.json").unlink(missing_ok=True)
-        peer = await Peer.spawn(DEEPACP, env, cwd)
-        try:
-            await peer.request("initialize", INIT)
-            started = time.perf_counter()
-            request_id = await peer.send(
-                "session/load", {"cwd": str(cwd), "sessionId": session, "mcpServers": []}
-            )
-            updates = 0
-            while True:
-                message = await peer.read()
-                if message.get("method") == "session/update":
-                    updates += 1
-                elif message.get("id") == request_id:
-                    break
-            times[source].append(time.perf_counter() - started)
-        finally:
-            await peer.close()
+        took, updates = await fresh_load(env, cwd, session)
+        times[source].append(took)
+    for wait in late:
+        times[wait] = [(await fresh_load(env, cwd, session, wait))[0] for _ in range(runs)]
     return {source: statistics.median(t) for source, t in times.items()}, updates
 
 
@@ -399,6 +417,9 @@ async def main() -> None:
         "--only", choices=["load", "cancel"], help="run only the session/load or cancel probes"
     )
     args = parser.parse_args()
+    # As pip leaves an installed package: compiled. Else each spawn compiles what it imports
+    # (a checkout run with PYTHONDONTWRITEBYTECODE=1 has no byte code to reuse).
+    compileall.compile_dir(Path(__file__).parent.parent / "deepacp", quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         cwd = root / "workspace"
@@ -443,8 +464,11 @@ async def main() -> None:
             if args.only != "cancel"
             else ()
         ):
-            loads, replayed = await time_load(load_env, cwd, args.runs, prompts)
+            late = LATE if prompts == 1 else ()
+            loads, replayed = await time_load(load_env, cwd, args.runs, prompts, late)
             rows.append((f"session/load, {label} ({replayed} updates)", ms(loads["transcript"])))
+            for wait in late:
+                rows.append((f"  the same, sent {wait:g} s after initialize", ms(loads[wait])))
             rows.append(("  the same, from the saved replay", ms(loads["replay"])))
             rows.append(("  the same, from the checkpoints", ms(loads["checkpoints"])))
         if turns:

@@ -1,5 +1,7 @@
-"""The ACP agent: thin handlers from ACP requests to the session manager, and errors back
-as JSON-RPC errors. Sessions' events reach the client through `client.AcpSessionHandler`."""
+"""The ACP agent: thin handlers from ACP requests to the session manager (served, with
+errors as JSON-RPC errors, by `connection.py`). Sessions' events reach the client through
+`client.AcpSessionHandler`; their modes and options are `options.py`'s, the extension
+methods `extensions.py`'s and what a load keeps for the next process `quickload.py`'s."""
 
 from __future__ import annotations
 
@@ -8,63 +10,33 @@ import contextlib
 import logging
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from acp import schema as S
-from acp.agent.router import build_agent_router
 from acp.connection import Connection
-from acp.exceptions import RequestError
 from acp.interfaces import Client
 
-from deepacp.acp import rewind, steering, updates
-from deepacp.acp.capabilities import (
-    AUTH_METHOD,
-    EDIT_PROMPT_METHOD,
-    REWIND_METHOD,
-    SETUP_METHOD,
-    initialize_result,
-)
+from deepacp.acp import options as opts
+from deepacp.acp import updates
+from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
-from deepacp.acp.lifetime import Lifetime
-from deepacp.acp.quickload import QuickLoad, Transcripts
-from deepacp.acp.transport import StdioTransport
+from deepacp.acp.extensions import ext_method
+from deepacp.acp.quickload import Loads, transcripts_of
+from deepacp.acp.rpc import bad_params
 from deepacp.backends.editor_review import EditorReview
-from deepacp.backends.sandbox import (
-    DEFAULT_POLICY,
-    SandboxPolicy,
-    parse_policy,
-    sandbox_problem,
-)
-from deepacp.config import (
-    ServerOptions,
-    deepacp_home,
-    load_config,
-    parse_effort,
-    sandbox_policy,
-)
-from deepacp.effort import EffortChoice, effort_choice
-from deepacp.errors import (
-    ConfigError,
-    DeepacpError,
-    ModelConfigError,
-    SessionBusy,
-    SessionNotFound,
-    TurnError,
-    WrongWorkspace,
-)
-from deepacp.events import CommandsChanged, ModeChanged, Notice
-from deepacp.models import check_provider, configured_spec, resolve_model, split_spec
+from deepacp.config import ServerOptions, deepacp_home
+from deepacp.errors import DeepacpError, SessionBusy
+from deepacp.models import resolve_model
 from deepacp.session.core import Session
-from deepacp.session.hosts.local import no_wait
+from deepacp.session.hosts.local import Ready, no_wait
 from deepacp.session.hosts.threads import ServerThreads
 from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
-from deepacp.session.modes import DEFAULT_MODE, parse_mode
+from deepacp.session.modes import DEFAULT_MODE
 from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.storage import open_store
 from deepacp.session.storage.records import SessionRecord, Store
-from deepacp.session.storage.sqlite import SessionStore
 from deepacp.session.workspace import through_editor
 
 log = logging.getLogger(__name__)
@@ -77,41 +49,6 @@ PromptBlocks = list[
     | S.ResourceContentBlock
     | S.EmbeddedResourceContentBlock
 ]
-
-
-def request_error(exc: DeepacpError) -> RequestError:
-    """The JSON-RPC error for one of our errors: its message, one readable line."""
-    if isinstance(exc, SessionNotFound):
-        return RequestError(-32002, f"Resource not found: {exc}")
-    if isinstance(exc, WrongWorkspace):
-        return _bad_params(str(exc))
-    if isinstance(exc, SessionBusy | TurnError):
-        return RequestError(-32603, f"Internal error: {exc}")
-    return RequestError(-32000, str(exc))
-
-
-def _bad_params(message: str) -> RequestError:
-    return RequestError(-32602, f"Invalid params: {message}")
-
-
-def _start_policy(flag: SandboxPolicy | None) -> SandboxPolicy:
-    """The policy sessions start with; a broken config.toml (reported where the model is
-    read) leaves the default, never `off`."""
-    try:
-        return sandbox_policy(flag)
-    except ConfigError:
-        return sandbox_policy(flag or DEFAULT_POLICY)
-
-
-def _sandbox_choice(value: object) -> SandboxPolicy:
-    """A policy the user may pick here: any where bubblewrap works, else only `off`."""
-    try:
-        policy = parse_policy(value)
-    except ValueError as exc:
-        raise _bad_params(str(exc)) from None
-    if policy != "off" and (problem := sandbox_problem()) is not None:
-        raise _bad_params(f"no sandbox is available here: {problem}")
-    return policy
 
 
 def to_mcp_servers(servers: McpServers | None) -> tuple[McpServer, ...]:
@@ -127,32 +64,38 @@ def to_mcp_servers(servers: McpServers | None) -> tuple[McpServer, ...]:
     return tuple(out)
 
 
-def _dump(response: S.LoadSessionResponse) -> dict:
-    """A response as the SDK writes it."""
-    return response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
-
-
-def _commands(updates: list[dict], wanted: bool = True) -> list[dict]:
-    """The slash-command updates among `updates` (`wanted=False`: the others)."""
-    return [u for u in updates if (u.get("sessionUpdate") == "available_commands_update") == wanted]
-
-
 def _roots(cwd: str, directories: list[str] | None) -> tuple[str, ...]:
     roots = []
     for directory in directories or []:
         path = Path(directory)
         if not path.is_absolute() or not path.is_dir():
-            raise _bad_params(f"additional directory {directory!r} is not an absolute directory")
+            raise bad_params(f"additional directory {directory!r} is not an absolute directory")
         if path.resolve() != Path(cwd).resolve():
             roots.append(str(path))
     return tuple(roots)
+
+
+def _harness_ready(harness_loaded: Future | None) -> Ready:
+    """Waits for the harness imported in a background thread at start-up (starting the
+    import if it has not begun: see `deepacp.acp.loading.HarnessImport`)."""
+    if harness_loaded is None:
+        return no_wait
+    loaded = asyncio.wrap_future(harness_loaded)
+
+    async def ready() -> None:
+        start = getattr(harness_loaded, "start", None)
+        if start is not None:
+            start()
+        await asyncio.shield(loaded)  # a cancelled waiter must not cancel the import
+
+    return ready
 
 
 class DeepacpAgent:
     """Implements the ACP agent methods deepacp advertises (`acp.interfaces.Agent`);
     the ones it does not offer answer "method not found"."""
 
-    conn: Connection  # set once the connection exists (it needs this agent's handler)
+    conn: Connection  # set once the connection exists (`connection.run_connection`)
 
     def __init__(
         self,
@@ -165,35 +108,10 @@ class DeepacpAgent:
             client_params.get("clientCapabilities") or {}
         )
         self.options = options
-
-        ready = no_wait
-        if harness_loaded is not None:  # imported in a background thread at start-up
-            loaded = asyncio.wrap_future(harness_loaded)
-
-            async def ready() -> None:
-                start = getattr(harness_loaded, "start", None)
-                if start is not None:  # needed now (see deepacp.acp.server.HarnessImport)
-                    start()
-                await asyncio.shield(loaded)  # a cancelled waiter must not cancel the import
-
         store = store or open_store(deepacp_home())
-        self.manager = SessionManager(
-            store,
-            resolve_model,
-            planning=options.planning,
-            harness_ready=ready,
-            sandbox=_start_policy(options.sandbox),
-            server=ServerThreads(options.server) if options.server else None,
-            remote=options.remote,
-        )
+        self.manager = _manager(store, options, harness_loaded)
         self._background: set[asyncio.Task] = set()
-        self._transcripts = (
-            Transcripts(store.home, options, client_params)
-            if isinstance(store, SessionStore) and not options.server and not options.remote
-            else None
-        )
-        """What loads sent, for a fresh process to answer the next load at once (None:
-        the sessions here are not loaded that way)."""
+        self.loads = _loads(self, store, client_params)
 
     def on_connect(self, conn: Client) -> None:
         return None  # the connection is made for us (`run_connection`)
@@ -207,22 +125,20 @@ class DeepacpAgent:
     ) -> S.InitializeResponse:
         if client_capabilities is not None:
             self.client_capabilities = client_capabilities
-        params = {
-            "protocolVersion": protocol_version,
-            "clientCapabilities": self.client_capabilities.model_dump(by_alias=True),
-        }
+        capabilities = self.client_capabilities.model_dump(by_alias=True)
+        params = {"protocolVersion": protocol_version, "clientCapabilities": capabilities}
         return S.InitializeResponse.model_validate(initialize_result(params))
 
     async def authenticate(self, method_id: str, **_: Any) -> S.AuthenticateResponse:
         """Checks that the configured model is usable (package, key) without calling it."""
         if method_id == SETUP_METHOD:
-            raise _bad_params(
+            raise bad_params(
                 f"{SETUP_METHOD!r} runs in a terminal: start deepacp with `setup` there, "
                 "then reconnect"
             )
         if method_id != AUTH_METHOD:
-            raise _bad_params(f"unknown auth method {method_id!r}; use {AUTH_METHOD!r}")
-        self._resolve_spec(None)
+            raise bad_params(f"unknown auth method {method_id!r}; use {AUTH_METHOD!r}")
+        opts.resolve_spec(self.options, None)
         return S.AuthenticateResponse()
 
     async def logout(self, params: Any) -> dict:
@@ -233,44 +149,8 @@ class DeepacpAgent:
         forget_keys()
         return {}
 
-    def _resolve_spec(self, spec: str | None) -> str:
-        """The model spec to use, checked; on a server, where the keys and packages are
-        the server's, as given ("": the server's own model)."""
-        if self.options.server:
-            with contextlib.suppress(ModelConfigError):
-                return configured_spec(spec or self.options.model)
-            return ""
-        spec = configured_spec(spec or self.options.model)
-        check_provider(spec)
-        return spec
-
-    def _model_choices(self, current: str) -> list[str]:
-        """The session's model, the configured default (which may have changed since the
-        session was made) and the config.toml list."""
-        try:
-            default = [configured_spec(self.options.model)]
-        except ModelConfigError:
-            default = []
-        return list(dict.fromkeys([current, *default, *load_config().models]))
-
-    def _effort(self, record: SessionRecord) -> EffortChoice | None:
-        """The session's effort levels and the one in effect (None: the model has none)."""
-        try:
-            provider, name = split_spec(record.model or "")
-        except ModelConfigError:
-            return None
-        wanted = record.effort or load_config().effort
-        return effort_choice(provider, name, wanted)  # type: ignore[arg-type]
-
     def _state(self, session: Session) -> dict[str, Any]:
-        """The modes and config options a session response carries."""
-        record = session.record
-        spec = record.model or ""
-        options = updates.config_options(
-            record.mode, spec, self._model_choices(spec), self._effort(record)
-        )
-        options.append(updates.sandbox_option(session.part(SandboxPart).policy, sandbox_problem()))
-        return {"modes": updates.mode_state(record.mode), "config_options": options}
+        return opts.session_state(session, self.options)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -313,10 +193,11 @@ class DeepacpAgent:
     ) -> S.NewSessionResponse:
         path = Path(cwd)
         if not path.is_absolute() or not path.is_dir():
-            raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
+            raise bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
         _roots(cwd, additional_directories)  # bad ones refused before anything is stored
         await self.manager.reach()  # an unreachable one is refused before anything is stored
-        record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
+        spec = opts.resolve_spec(self.options, None)
+        record = self.manager.new_record(str(path), DEFAULT_MODE, spec)
         session = self._open(record, mcp_servers, additional_directories)
         try:
             await self.manager.make_thread(session)
@@ -337,91 +218,12 @@ class DeepacpAgent:
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
         await self.manager.reach()
-        keep = self._transcripts is not None and self.manager.get(record.id) is None
-        keep = keep and not mcp_servers and not additional_directories
+        plain = self.manager.get(record.id) is None
+        plain = plain and not mcp_servers and not additional_directories
         session = self._open(record, mcp_servers, additional_directories)
         if session.running:
             raise SessionBusy("the session is running a turn")
-        key = self._transcripts.key(record) if keep and self._transcripts else None
-        sent = await self._redraw(session)
-        response = S.LoadSessionResponse(**self._state(session))
-        self._keep(session, key, sent, _dump(response))
-        return response
-
-    def _keep(self, session: Session, key: str | None, sent: list[dict], result: dict) -> None:
-        """Keep what a load sent, made from the inputs `key` names, if nothing changed
-        them meanwhile (a turn that began at once, a mode switched)."""
-        if self._transcripts is not None and key and key == self._transcripts.key(session.record):
-            self._transcripts.save(session.id, key, sent, result)
-
-    async def _redraw(self, session: Session) -> list[dict]:
-        """Send the conversation so far, then the session-start events, as a load does;
-        the updates sent."""
-        handler = cast(AcpSessionHandler, session.handler)
-        handler.recording = []
-        try:
-            for event in await session.history():
-                await handler.emit(event)
-            await session.announce()  # before the response: nothing may follow a load's
-            return handler.recording
-        finally:
-            handler.recording = None
-
-    async def adopt(self, quick: QuickLoad) -> None:
-        """Take over a `session/load` answered from its transcript before the SDK was
-        loaded: open the session, run the load without sending it, and send what differs
-        (the slash commands, the modes and options); keep the new transcript."""
-        try:
-            session = self._open(quick.record)
-            key = self._transcripts.key(quick.record) if self._transcripts else None
-            handler = cast(AcpSessionHandler, session.handler)
-            handler.muted = True
-            try:
-                sent = await self._redraw(session)
-            finally:
-                handler.muted = False
-            result = _dump(S.LoadSessionResponse(**self._state(session)))
-        except Exception:  # the client has its answer; the next request opens it again
-            log.exception("could not take over the load of session %s", quick.record.id)
-            return
-        if sent == quick.updates and result == quick.result:
-            return
-        log.info("session %s was loaded from a stale transcript: corrected", quick.record.id)
-        if result != quick.result:
-            await handler.emit(ModeChanged(session.record.mode))  # the mode and the options
-        if _commands(sent) != _commands(quick.updates):
-            await handler.emit(CommandsChanged(await session.commands()))
-        if _commands(sent, False) != _commands(quick.updates, False):
-            log.warning("session %s was redrawn from a stale transcript", quick.record.id)
-        self._keep(session, key, sent, result)
-
-    async def _kept_at_close(self, sessions: list[Session]) -> None:
-        """Keep what a load of each closed session would send, for the next process, when
-        its saved replay is current (so it is read without the harness)."""
-        transcripts = self._transcripts
-        if transcripts is None:
-            return
-        for session in sessions:
-            record = session.record
-            replay = transcripts.replays.key(record.thread_id, (record.cwd,))
-            if (
-                session.ctx.roots[1:]
-                or session.part(SandboxPart).policy != _start_policy(self.options.sandbox)
-                or not transcripts.replays.is_saved(record.id, replay)
-                or transcripts.is_current(record)
-            ):
-                continue
-            key = transcripts.key(record)
-            sink = AcpSessionHandler(self.conn, record.id, self.client_capabilities, lambda: [])
-            sink.recording, sink.muted = [], True
-            try:
-                for event in [*await session.history(), *await session.opening()]:
-                    await sink.emit(event)
-                result = _dump(S.LoadSessionResponse(**self._state(session)))
-            except Exception:  # the next load reads it the usual way
-                log.debug("no load transcript kept for session %s", record.id, exc_info=True)
-                continue
-            self._keep(session, key, sink.recording, result)
+        return await self.loads.load(session, keep=plain)  # type: ignore[return-value]
 
     async def resume_session(
         self,
@@ -470,7 +272,7 @@ class DeepacpAgent:
         if not await self.manager.close(session_id):
             self.manager.record(session_id)  # an unknown id is an error; a closed one is not
         if session is not None:
-            await self._kept_at_close([session])
+            await self.loads.kept_at_close([session])
         return S.CloseSessionResponse()
 
     async def delete_session(self, params: Any) -> dict:
@@ -481,38 +283,15 @@ class DeepacpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **_: Any
     ) -> S.SetSessionModeResponse:
-        await self._set_mode(self._session(session_id), mode_id)
+        await opts.set_mode(self._session(session_id), mode_id)
         return S.SetSessionModeResponse()
-
-    async def _set_mode(self, session: Session, mode_id: str) -> None:
-        try:
-            mode = parse_mode(mode_id)
-        except ValueError as exc:
-            raise _bad_params(str(exc)) from None
-        await session.set_mode(mode)
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **_: Any
     ) -> S.SetSessionConfigOptionResponse:
         session = self._session(session_id)
-        if config_id == "mode":
-            await self._set_mode(session, str(value))
-        elif config_id == "model":
-            await session.set_model(self._resolve_spec(str(value)))
-        elif config_id == updates.EFFORT_OPTION and (choice := self._effort(session.record)):
-            if value not in choice.levels:
-                raise _bad_params(
-                    f"effort {value!r} is not offered by {session.record.model}; "
-                    f"choose one of {', '.join(choice.levels)}"
-                )
-            await session.set_effort(parse_effort(value))
-        elif config_id == updates.SANDBOX_OPTION:
-            await session.part(SandboxPart).set(_sandbox_choice(value))
-        else:
-            raise _bad_params(f"unknown config option {config_id!r}")
-        return S.SetSessionConfigOptionResponse(
-            config_options=self._state(session)["config_options"]
-        )
+        options = await opts.set_option(session, self.options, config_id, value)
+        return S.SetSessionConfigOptionResponse(config_options=options)
 
     async def prompt(self, session_id: str, prompt: PromptBlocks, **_: Any) -> S.PromptResponse:
         session = self._session(session_id)
@@ -527,75 +306,7 @@ class DeepacpAgent:
             await session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == REWIND_METHOD:
-            return await self._rewind(rewind.parse(rewind.RewindRequest, params))
-        if method == EDIT_PROMPT_METHOD:
-            return await self._edit_prompt(rewind.parse(rewind.EditPromptRequest, params))
-        if method == steering.METHOD:
-            return await self._steer(params)
-        raise RequestError.method_not_found(f"_{method}")
-
-    async def _rewound(
-        self, session_id: str, message_id: str, keep_turn: bool, on_conflict: str
-    ) -> tuple[Session, dict[str, Any]]:
-        """Go back to before prompt `message_id` (after its turn, when `keep_turn`),
-        cancelling a running turn first; the session and the result's `_meta`."""
-        session = self._session(session_id)
-        number = session.part(RestorePart).number(message_id)
-        if number is None:
-            raise rewind.unknown_message(message_id, session_id)
-        await session.stop()
-        if keep_turn and number == len(session.part(RestorePart).prompts()):
-            return session, {}  # nothing after it to take back
-        force, keep = on_conflict == "restore", on_conflict == "keep"
-        restore = session.part(RestorePart)
-        done = await restore.rewind(number + 1 if keep_turn else number, force=force, keep=keep)
-        if done.conflicts and not (force or keep):
-            raise rewind.conflicts_error(done.conflicts)
-        return session, rewind.files_meta(done)
-
-    async def _rewind(self, request: rewind.RewindRequest) -> dict[str, Any]:
-        _, meta = await self._rewound(
-            request.session_id, request.to_message_id, True, request.on_conflict
-        )
-        return {"lastMessageId": request.to_message_id, "_meta": meta}
-
-    async def _edit_prompt(self, request: rewind.EditPromptRequest) -> dict[str, Any]:
-        session, meta = await self._rewound(
-            request.session_id, request.message_id, False, request.on_conflict
-        )
-        stop = await session.prompt(updates.prompt_content(request.content, session.record.cwd))
-        turn = updates.turn_meta(session.last_turn_usage, session.last_message_id) or {}
-        return {
-            "stopReason": stop,
-            "messageId": session.last_message_id,
-            "_meta": {"deepacp": {**meta.get("deepacp", {}), **turn.get("deepacp", {})}},
-        }
-
-    async def _steer(self, params: Any) -> dict[str, Any]:
-        """Into the running turn; with none, a new turn (or back to the client)."""
-        try:
-            request = steering.parse_steering(params)
-        except steering.SteeringParamsError as exc:
-            raise _bad_params(str(exc)) from None
-        session = self._session(request.session_id)
-        content = updates.prompt_content(request.prompt, session.record.cwd)
-        if await session.steer(content):
-            return steering.steering_response("injected")
-        if request.prompt_required:
-            return steering.steering_response("promptRequired")
-        if (turn := session.start(content)) is None:  # one started meanwhile: join it
-            await session.steer(content)
-            return steering.steering_response("injected")
-        self._spawn(self._told_if_it_fails(session, turn))
-        return steering.steering_response("startedNewTurn")
-
-    async def _told_if_it_fails(self, session: Session, turn: asyncio.Task) -> None:
-        """A turn no `session/prompt` waits for: its failure is told in the chat."""
-        try:
-            await turn
-        except DeepacpError as exc:
-            await session.handler.emit(Notice(str(exc)))
+        return await ext_method(method, params, self._session, self._spawn)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.debug("ignored the extension notification _%s", method)
@@ -605,53 +316,34 @@ class DeepacpAgent:
             task.cancel()
         sessions = list(self.manager.sessions.values())
         await self.manager.shutdown()
-        await self._kept_at_close(sessions)
+        await self.loads.kept_at_close(sessions)
 
 
-def make_handler(agent: DeepacpAgent) -> Any:
-    """The SDK's router for the standard methods, plus the ones it does not route; our
-    errors become one-line JSON-RPC errors."""
-    router = build_agent_router(agent, use_unstable_protocol=True)
-    extra = {"session/delete": agent.delete_session, "logout": agent.logout}
-
-    async def handle(method: str, params: Any, is_notification: bool) -> Any:
-        try:
-            if method in extra and not is_notification:
-                return await extra[method](params)
-            if method == "$/cancel_request":
-                return None  # a client may cancel a request it sent; ours finish promptly
-            return await router(method, params, is_notification)
-        except DeepacpError as exc:
-            raise request_error(exc) from None
-
-    return handle
+def _manager(store: Store, options: ServerOptions, harness_loaded: Future | None) -> SessionManager:
+    """The owner of the agent's sessions, as the command line set them up."""
+    return SessionManager(
+        store,
+        resolve_model,
+        planning=options.planning,
+        harness_ready=_harness_ready(harness_loaded),
+        sandbox=opts.start_policy(options.sandbox),
+        server=ServerThreads(options.server) if options.server else None,
+        remote=options.remote,
+    )
 
 
-async def run_connection(
-    transport: StdioTransport,
-    client_params: dict,
-    options: ServerOptions,
-    harness_loaded: Future | None = None,
-    store: Store | None = None,
-    quick: QuickLoad | None = None,
-    lifetime: Lifetime | None = None,
-) -> None:
-    """Serve ACP on an already-initialized transport until the client goes away (`quick`:
-    the session/load answered already from `store`, see `quickload.py`); then shut down,
-    as `lifetime` allows (see `lifetime.py`)."""
-    agent = DeepacpAgent(client_params, options, harness_loaded, store)
-    conn = agent.conn = Connection(make_handler(agent), transport, listening=False)
-    try:
-        if quick is not None:  # before any other request is read
-            await agent.adopt(quick)
-        await conn.main_loop()
-    finally:
-        await (lifetime or Lifetime()).end(_shutdown(agent, conn))
+def _loads(agent: DeepacpAgent, store: Store, client_params: dict) -> Loads:
+    """What the agent's loads keep for the next process (see `quickload.py`)."""
+    start = agent.manager.sandbox
 
+    def plain(session: Session) -> bool:  # no more roots, the sandbox it starts with
+        return not session.ctx.roots[1:] and session.part(SandboxPart).policy == start
 
-async def _shutdown(agent: DeepacpAgent, conn: Connection) -> None:
-    try:
-        await agent.shutdown()
-    finally:
-        with contextlib.suppress(Exception):
-            await conn.close()
+    return Loads(
+        transcripts_of(agent.options, client_params, store),
+        lambda session: S.LoadSessionResponse(**agent._state(session)),
+        lambda session_id: AcpSessionHandler(
+            agent.conn, session_id, agent.client_capabilities, lambda: []
+        ),
+        plain,
+    )

@@ -1,48 +1,54 @@
-"""`session/load` answered before the ACP SDK is imported, from the load's transcript.
+"""The quick load: a fresh process answers its first `session/load` from what the last load
+of that session sent, while the ACP SDK is still being imported.
 
 A session's transcript is what its last load sent (or, kept as the session closed, what a
 load would send): the `session/update`s and the response, as JSON. When a fresh process's
 first request after `initialize` is a plain `session/load` (no MCP servers, no additional
 directories) of a session whose transcript is still current, the transcript is written out
-as it is, with nothing but the standard library loaded; importing the SDK alone takes
-longer than the whole answer.
+as it is, with nothing but the standard library needed, whenever the request comes:
+importing the SDK alone takes longer than the whole answer.
 
-Current means made from the same inputs: the thread's latest checkpoint (and the saved
-replay of it), the session's record, the workspace root, config.toml, the `DEEPACP_*`
-environment, the command-line options, the client's capabilities and the code that makes
-a load (deepacp, the SDK, pydantic). Those are kept as a hash, not as they are. Once the
-SDK is loaded, the agent runs the load the usual way without sending it and sends what
-differs (`DeepacpAgent.adopt`), so an input this key misses is corrected a moment later.
+Current means made from the same inputs: the saved replay the load draws (its thread's
+latest checkpoint and the code, `replays.py`), the session's record, config.toml, the
+`DEEPACP_*` environment, the command-line options and the client's capabilities. Those are
+kept as a hash, not as they are. Once the SDK is loaded, the agent runs the load the usual
+way without sending it and sends what differs (`Loads.adopt`), so an input this key misses
+is corrected a moment later.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
-import importlib.util
 import json
 import logging
 import os
 import re
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions
+from deepacp.events import CommandsChanged, ModeChanged
 from deepacp.private import write_private
-from deepacp.session.replays import Replays
+from deepacp.session.replays import Replays, code_stamp, replays_of
 from deepacp.session.storage.records import SessionRecord, Store
-from deepacp.session.storage.sqlite import SessionStore
+
+if TYPE_CHECKING:  # the SDK is imported after the quick load has answered
+    from pydantic import BaseModel
+
+    from deepacp.acp.client import AcpSessionHandler
+    from deepacp.session.core import Session
 
 log = logging.getLogger(__name__)
 
-WAIT_SECONDS = 0.02
-"""How long the server waits for a request after `initialize` before it imports the SDK
-(a client that loads a session sends it at once; one that waits loses nothing but this)."""
-
 _SESSION_ID = re.compile(r"[0-9a-f]{32}")
-_PACKAGE = Path(__file__).resolve().parent.parent
+HANDOFF_SECONDS = 0.0002
+"""The switch interval while the quick load answers (see `_prompt_handoffs`)."""
 
 
 def _stat(path: Path) -> str:
@@ -53,34 +59,18 @@ def _stat(path: Path) -> str:
     return f"{path}:{info.st_mtime_ns}:{info.st_size}"
 
 
-def _package_files(name: str, files: tuple[str, ...]) -> list[str]:
-    """Stamps of some files of an installed package (found, not imported)."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return [f"{name}:?"]
-    if spec is None or spec.origin is None:
-        return [f"{name}:?"]
-    folder = Path(spec.origin).parent
-    return [_stat(folder / file) for file in files]
-
-
-def _code_stamp() -> list[str]:
-    stamps = [_stat(path) for path in sorted(_PACKAGE.rglob("*.py"))]
-    stamps += _package_files("acp", ("__init__.py", "schema.py", "helpers.py", "utils.py"))
-    stamps += _package_files("pydantic", ("version.py",))
-    return stamps
-
-
 class Transcripts:
-    """The load transcripts of the sessions under `home`, next to their saved replays."""
+    """The load transcripts of the sessions whose replays `replays` saves, beside them."""
 
-    def __init__(self, home: Path, options: ServerOptions, client_params: dict) -> None:
-        self.home = home
-        self.replays = Replays(home)
-        self._inputs: list[Any] | None = None
-        self._options = options
-        self._client = client_params.get("clientCapabilities")
+    def __init__(self, replays: Replays, options: ServerOptions, client_params: dict) -> None:
+        self.replays = replays
+        code_stamp()  # read once a process: now, see `transcripts_of`
+        self._inputs = [  # the same for every session of this process
+            _stat(replays.home / "config.toml"),
+            sorted((k, v) for k, v in os.environ.items() if k.startswith("DEEPACP_")),
+            dataclasses.asdict(options),
+            client_params.get("clientCapabilities"),
+        ]
 
     def path(self, session_id: str) -> Path:
         return self.replays.load_path(session_id)
@@ -91,14 +81,6 @@ class Transcripts:
         replay = self.replays.key(record.thread_id, (record.cwd,))
         if replay is None:
             return None
-        if self._inputs is None:  # the same for every session of this process
-            self._inputs = [
-                _code_stamp(),
-                _stat(self.home / "config.toml"),
-                sorted((k, v) for k, v in os.environ.items() if k.startswith("DEEPACP_")),
-                dataclasses.asdict(self._options),
-                self._client,
-            ]
         fields = {k: v for k, v in dataclasses.asdict(record).items() if k != "updated_at"}
         material = json.dumps([replay, fields, self._inputs], sort_keys=True, default=str)
         return replay, hashlib.sha256(material.encode()).hexdigest()
@@ -178,25 +160,43 @@ def _plain_load(message: dict) -> tuple[str, str] | None:
     return session_id, cwd
 
 
+def transcripts_of(options: ServerOptions, client_params: dict, store: Store) -> Transcripts | None:
+    """The load transcripts of the sessions in `store` (None: theirs are not kept, see
+    `replays_of`). Made before the SDK's import begins: what they read once a process
+    (the code stamp, a few hundred files' dates) would otherwise wait for the interpreter
+    after each file, the import holding it."""
+    replays = replays_of(store, options.server, options.remote)
+    return None if replays is None else Transcripts(replays, options, client_params)
+
+
 async def answer_load(
-    transport: StdioTransport, options: ServerOptions, client_params: dict, store: Store
+    transport: StdioTransport, transcripts: Transcripts | None, store: Store
 ) -> QuickLoad | None:
-    """Answer the next request from its transcript if it is a `session/load` that can be
-    (None: it is left for the agent, unread, as is anything that fails here)."""
-    if options.server or options.remote or not isinstance(store, SessionStore):
+    """Wait for the first request after `initialize` and answer it from its transcript if
+    it is a `session/load` that can be (None: it is left for the agent, unread, as is
+    anything that fails here)."""
+    if transcripts is None:
         return None
-    try:
-        message = await transport.peek(WAIT_SECONDS)
-    except TimeoutError:
-        return None
+    message = await transport.peek()
     if message is None or (load := _plain_load(message)) is None:
         return None
-    session_id, cwd = load
+    with _prompt_handoffs():
+        return await _answer(transport, transcripts, store, message, *load)
+
+
+async def _answer(
+    transport: StdioTransport,
+    transcripts: Transcripts,
+    store: Store,
+    message: dict,
+    session_id: str,
+    cwd: str,
+) -> QuickLoad | None:
     try:
         record = store.get(session_id)
         if record is None or Path(cwd).resolve() != Path(record.cwd).resolve():
             return None
-        kept = Transcripts(store.home, options, client_params).read(record)
+        kept = transcripts.read(record)
         if kept is None:
             return None
         store.claim(session_id)  # open in another process: the agent says so
@@ -210,3 +210,134 @@ async def answer_load(
         await transport.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
     await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
     return QuickLoad(record, updates, result)
+
+
+@contextlib.contextmanager
+def _prompt_handoffs() -> Iterator[None]:
+    """The interpreter handed back to this thread at once when it has waited for the disk
+    or the database. The SDK is likely being imported in another thread meanwhile, and
+    this thread would wait for it up to the switch interval (5 ms) after each such wait,
+    a hundred times in one answer."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(HANDOFF_SECONDS)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def _dump(response: BaseModel) -> dict:
+    """A response as the SDK writes it."""
+    return response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+
+
+def _commands(updates: list[dict], wanted: bool = True) -> list[dict]:
+    """The slash-command updates among `updates` (`wanted=False`: the others)."""
+    return [u for u in updates if (u.get("sessionUpdate") == "available_commands_update") == wanted]
+
+
+class Loads:
+    """The agent's loads: each one's transcript kept for the next process, and a load the
+    quick load answered taken over.
+
+    `response` makes a session's `session/load` response; `sink` a handler of a session
+    that sends nothing (a load made only to be kept); `plain` tells whether a fresh
+    process's plain load opens a session as it is now."""
+
+    def __init__(
+        self,
+        transcripts: Transcripts | None,
+        response: Callable[[Session], BaseModel],
+        sink: Callable[[str], AcpSessionHandler],
+        plain: Callable[[Session], bool],
+    ) -> None:
+        self.transcripts = transcripts
+        """None: the sessions here are not loaded quickly (see `replays_of`)."""
+        self._response = response
+        self._sink = sink
+        self._plain = plain
+
+    async def load(self, session: Session, keep: bool) -> BaseModel:
+        """Redraw the session as `session/load` does; its response. `keep`: keep what was
+        sent as the session's transcript (a plain load of a session not open before)."""
+        key = self.transcripts.key(session.record) if keep and self.transcripts else None
+        sent = await self._redraw(session)
+        response = self._response(session)
+        self._keep(session, key, sent, _dump(response))
+        return response
+
+    def _keep(self, session: Session, key: str | None, sent: list[dict], result: dict) -> None:
+        """Keep what a load sent, made from the inputs `key` names, if nothing changed
+        them meanwhile (a turn that began at once, a mode switched)."""
+        if self.transcripts is not None and key and key == self.transcripts.key(session.record):
+            self.transcripts.save(session.id, key, sent, result)
+
+    async def _redraw(self, session: Session) -> list[dict]:
+        """Send the conversation so far, then the session-start events, as a load does;
+        the updates sent."""
+        handler = cast("AcpSessionHandler", session.handler)
+        handler.recording = []
+        try:
+            for event in await session.history():
+                await handler.emit(event)
+            await session.announce()  # before the response: nothing may follow a load's
+            return handler.recording
+        finally:
+            handler.recording = None
+
+    async def adopt(
+        self, quick: QuickLoad, open_session: Callable[[SessionRecord], Session]
+    ) -> None:
+        """Take over a `session/load` answered from its transcript (by `answer_load`):
+        open the session, run the load without sending it and send what differs (the
+        slash commands, the modes and options); keep the new transcript."""
+        try:
+            session = open_session(quick.record)
+            handler = cast("AcpSessionHandler", session.handler)
+            key = self.transcripts.key(quick.record) if self.transcripts else None
+            handler.muted = True
+            try:
+                sent = await self._redraw(session)
+            finally:
+                handler.muted = False
+            result = _dump(self._response(session))
+        except Exception:  # the client has its answer; the next request opens it again
+            log.exception("could not take over the load of session %s", quick.record.id)
+            return
+        if sent == quick.updates and result == quick.result:
+            return
+        log.info("session %s was loaded from a stale transcript: corrected", quick.record.id)
+        if result != quick.result:
+            await handler.emit(ModeChanged(session.record.mode))  # the mode and the options
+        if _commands(sent) != _commands(quick.updates):
+            await handler.emit(CommandsChanged(await session.commands()))
+        if _commands(sent, False) != _commands(quick.updates, False):
+            log.warning("session %s was redrawn from a stale transcript", quick.record.id)
+        self._keep(session, key, sent, result)
+
+    async def kept_at_close(self, sessions: list[Session]) -> None:
+        """Keep what a load of each closed session would send, for the next process, when
+        its saved replay is current (so it is read without the harness)."""
+        transcripts = self.transcripts
+        if transcripts is None:
+            return
+        for session in sessions:
+            record = session.record
+            replay = transcripts.replays.key(record.thread_id, (record.cwd,))
+            if (
+                not self._plain(session)
+                or not transcripts.replays.is_saved(record.id, replay)
+                or transcripts.is_current(record)
+            ):
+                continue
+            key = transcripts.key(record)
+            sink = self._sink(record.id)
+            sink.recording, sink.muted = [], True
+            try:
+                for event in [*await session.history(), *await session.opening()]:
+                    await sink.emit(event)
+                result = _dump(self._response(session))
+            except Exception:  # the next load reads it the usual way
+                log.debug("no load transcript kept for session %s", record.id, exc_info=True)
+                continue
+            self._keep(session, key, sink.recording, result)

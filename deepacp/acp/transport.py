@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from deepacp.acp.early import encode
 from deepacp.acp.frames import HEAD_BYTES, MAX_FRAME_BYTES, Oversized
 
 log = logging.getLogger(__name__)
@@ -103,14 +104,17 @@ class StdioTransport:
         """The next message, being read or read already (`peek`)."""
 
     @classmethod
-    async def open_stdio(cls) -> StdioTransport:
-        """Bind to this process's stdin/stdout. Anything else that writes to fd 1 later
-        (a library's print, a child process) is sent to stderr instead of the protocol."""
+    async def open_stdio(cls, read: bytes = b"") -> StdioTransport:
+        """Bind to this process's stdin/stdout (`read`: what was read from stdin already,
+        read first). Anything else that writes to fd 1 later (a library's print, a child
+        process) is sent to stderr instead of the protocol."""
         loop = asyncio.get_running_loop()
         protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
         sys.stdout = sys.stderr
         reader = asyncio.StreamReader(limit=_READ_CHUNK)
+        if read:
+            reader.feed_data(read)
         mode = os.fstat(sys.stdin.fileno()).st_mode
         if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -131,11 +135,7 @@ class StdioTransport:
         error = message.get("error")
         if isinstance(error, dict) and "data" in error and error["data"] is None:
             message = {**message, "error": {k: v for k, v in error.items() if k != "data"}}
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        try:
-            data = text.encode() + b"\n"
-        except UnicodeEncodeError:  # a lone surrogate (a client's \ud800 escape, echoed back)
-            data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        data = encode(message)
         async with self._lock:
             if self._closed:
                 raise ConnectionError("transport closed")
@@ -165,9 +165,9 @@ class StdioTransport:
         except OSError as exc:  # the client went away: the reader sees it end
             log.info("could not write to the client: %s", exc)
 
-    async def peek(self, timeout: float) -> dict | None:
-        """The next message, left to `receive` (TimeoutError: none within `timeout`
-        seconds; it is still read, and `receive` gets it)."""
+    async def peek(self, timeout: float | None = None) -> dict | None:
+        """The next message, left to `receive` (None: the input ended); TimeoutError if
+        none came within `timeout` seconds (it is still read, and `receive` gets it)."""
         if self._next is None:
             self._next = asyncio.ensure_future(self._receive())
         done, _ = await asyncio.wait({self._next}, timeout=timeout)

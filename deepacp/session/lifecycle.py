@@ -37,11 +37,10 @@ from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.review import ReviewPart
 from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.parts.title import TitlePart
-from deepacp.session.replays import Replays
+from deepacp.session.replays import Replays, replays_of
 from deepacp.session.restore import RestorePoints, discard
 from deepacp.session.storage.ephemeral import EphemeralRecords
 from deepacp.session.storage.records import Records, SessionRecord, Store
-from deepacp.session.storage.sqlite import SessionStore
 from deepacp.session.turns.approvals import ApprovalPolicy, runs_code_later
 from deepacp.session.workspace import (
     ReviewSource,
@@ -221,7 +220,6 @@ class SessionManager:
                 remote=remote,
             )
 
-        replays = isinstance(records, SessionStore) and here and remote is None
         parts: list[Part] = [
             McpPart(workspace.mcp_servers, self.harness_ready),
             TitlePart(),
@@ -231,7 +229,7 @@ class SessionManager:
             GoalPart(),
             BackgroundPart(background, here),
             restore,
-            ReplaysPart(Replays(records.home) if replays else None),
+            ReplaysPart(replays_of(records, self.server, remote)),
         ]
         session = Session(
             record, records, handler, host, parts, policy, backend_for, workspace.extra_roots

@@ -12,6 +12,7 @@ made it; anything else is read the long way and saved again. Sessions in SQLite 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.util
 import json
@@ -25,6 +26,8 @@ from deepacp import events
 from deepacp._version import __version__
 from deepacp.events import Event
 from deepacp.private import private_dir, write_private
+from deepacp.session.storage.records import Records
+from deepacp.session.storage.sqlite import SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +40,14 @@ _KINDS: dict[str, type] = {
     and kind.__module__ == events.__name__
 }
 _PACKAGE = Path(__file__).resolve().parent.parent
-_MAKERS = (
-    "events.py",
-    "session/turns/projection.py",
-    "session/turns/cards.py",
-    "session/replays.py",
-    "harness/messages.py",
-    "harness/contracts.py",
-    "harness/usage.py",
-    "harness/middleware/goal.py",
-    "harness/middleware/inbox.py",
-    "harness/middleware/truncation.py",
-)
-"""The files whose code turns messages into replayed events."""
+_LIBRARIES = {
+    "langchain_core": ("__init__.py",),
+    "acp": ("__init__.py", "schema.py", "helpers.py", "utils.py"),
+    "pydantic": ("version.py",),
+}
+"""Libraries whose code shapes what a replay, or a load made from one, holds (found, not
+imported): LangChain's messages give the text and the reasoning, the ACP SDK and pydantic
+write the updates."""
 
 
 def _encode(value: Any) -> Any:
@@ -80,23 +78,43 @@ def _decode(value: Any) -> Any:
     return _KINDS[tag](**{k: _decode(v) for k, v in value["fields"].items()})
 
 
-def _code_stamp() -> str:
-    """Which code made a replay: the version and the files that make one (and LangChain's
-    messages, whose content blocks give the text and the reasoning)."""
-    parts = [__version__]
-    for name in _MAKERS:
-        try:
-            info = (_PACKAGE / name).stat()
-            parts.append(f"{name}:{info.st_mtime_ns}:{info.st_size}")
-        except OSError:
-            parts.append(f"{name}:missing")
-    try:  # found, not imported
-        spec = importlib.util.find_spec("langchain_core")
-        origin = Path(spec.origin if spec and spec.origin else "").stat()
-        parts.append(f"langchain_core:{origin.st_mtime_ns}:{spec and spec.origin}")
-    except (ImportError, ValueError, OSError):
-        parts.append("langchain_core:?")
+def _stat(path: Path) -> str:
+    try:
+        info = path.stat()
+    except OSError:
+        return f"{path}:missing"
+    return f"{path}:{info.st_mtime_ns}:{info.st_size}"
+
+
+def _library_files(name: str, files: tuple[str, ...]) -> list[str]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return [f"{name}:?"]
+    if spec is None or spec.origin is None:
+        return [f"{name}:?"]
+    return [_stat(Path(spec.origin).parent / file) for file in files]
+
+
+@functools.cache
+def code_stamp() -> str:
+    """Which code makes a replay, and a load from one: deepacp's version and files, and
+    the libraries of `_LIBRARIES` (one stamp for the process: the code it runs is the
+    code it imported)."""
+    parts = [__version__, *(_stat(path) for path in sorted(_PACKAGE.rglob("*.py")))]
+    for name, files in _LIBRARIES.items():
+        parts += _library_files(name, files)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def replays_of(store: Records, server: object, remote: object) -> Replays | None:
+    """Where the replays of sessions kept in `store` are saved and read back (None: they
+    are not). Only sessions in the SQLite store whose thread runs in this process (no
+    LangGraph `server`) on this machine's files (no `remote` checkout) have them: the
+    others' checkpoints are not in the home's database."""
+    if not isinstance(store, SessionStore) or server or remote:
+        return None
+    return Replays(store.home)
 
 
 class Replays:
@@ -104,7 +122,6 @@ class Replays:
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        self._stamp: str | None = None
 
     def _path(self, session_id: str) -> Path:
         return self.home / "cache" / "replays" / f"{session_id}.json"
@@ -146,14 +163,12 @@ class Replays:
         checkpoint = self._checkpoint(thread_id)
         if checkpoint is None:
             return None
-        if self._stamp is None:
-            self._stamp = _code_stamp()
         return {
             "format": FORMAT,
             "thread": thread_id,
             "checkpoint": checkpoint,
             "roots": list(roots),
-            "code": self._stamp,
+            "code": code_stamp(),
         }
 
     def _saved_key(self, session_id: str) -> tuple[Any, Any]:

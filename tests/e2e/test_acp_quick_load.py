@@ -2,8 +2,8 @@
 imported (deepacp/acp/quickload.py): the same messages as a load the usual way; an input
 that changed since is corrected right after the response, or keeps the transcript from
 being used at all; a session it may not open, or a damaged transcript, is loaded the usual
-way. Each load here is sent right behind `initialize`, as an editor restoring its last
-session sends it."""
+way. Each load here is sent once `initialize` is answered, as an editor restoring its last
+session sends it (or a while after)."""
 
 from __future__ import annotations
 
@@ -131,6 +131,26 @@ async def test_a_changed_config_is_not_answered_from_the_transcript(
         assert "openai:gpt-5.1" in [choice["value"] for choice in model["options"]]
         await asyncio.sleep(0.5)
         assert after_response(agent) == []  # right the first time: nothing to correct
+
+
+@pytest.mark.parametrize("wait", [0.2, 2.0], ids=["200 ms", "2 s"])
+async def test_a_load_sent_a_while_after_initialize_is_answered_from_the_transcript(
+    agent_factory, tmp_path, wait
+) -> None:
+    """A client that loads its last session once `initialize` is answered, and not at
+    once: the answer is still the transcript's (marked here), while the SDK imports or
+    after."""
+    home = tmp_path / "home"
+    session = await closed_session(agent_factory, home, ONE_TURN)
+    key, kept = read_transcript(transcript(home, session))
+    for update in kept["updates"]:
+        if update["sessionUpdate"] == "agent_message_chunk":
+            update["content"]["text"] = "Hello from the transcript."
+    transcript(home, session).write_text(f"{json.dumps(key)}\n{json.dumps(kept)}")
+    async with agent_factory([], home=home) as agent:
+        await asyncio.sleep(wait)  # the client's pause, not a wait for the server
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=session, mcp_servers=[])
+        assert agent.client.text() == "Hello from the transcript."
 
 
 async def test_a_load_it_may_not_answer_is_refused_and_nothing_drawn(

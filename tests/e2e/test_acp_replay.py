@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waits import wait_for
+
 ONE_TURN = [{"content": "Hello there."}]
 WITH_DIFF = [
     {
@@ -81,6 +83,26 @@ async def test_a_saved_replay_redraws_the_session_byte_for_byte(
     assert from_saved == from_checkpoints
     if turns is WITH_DIFF:
         assert any('"type": "diff"' in line for line in from_saved)
+
+
+async def test_a_replay_is_saved_as_its_turn_ends(agent_factory, tmp_path) -> None:
+    """Not only as the session closes: an editor that quits may end the process first
+    (the SDK's client sends SIGTERM 2 s after it closes the input), here with kill -9."""
+    home = tmp_path / "home"
+    async with agent_factory(WITH_DIFF, home=home) as agent:
+        session = await agent.new_session()
+        await agent.prompt(session, "go")
+        await wait_for(lambda: saved_replay(home, session).is_file())
+        agent.process.kill()
+        await agent.process.wait()
+    saved = saved_replay(home, session).stat()
+    async with agent_factory([], home=home) as agent:
+        from_saved = await load_lines(agent, session)
+    again = saved_replay(home, session).stat()
+    assert (again.st_ino, again.st_mtime_ns) == (saved.st_ino, saved.st_mtime_ns)  # current
+    saved_replay(home, session).unlink()
+    async with agent_factory([], home=home) as agent:
+        assert await load_lines(agent, session) == from_saved
 
 
 async def test_a_deleted_session_leaves_no_saved_replay(agent_factory, tmp_path) -> None:

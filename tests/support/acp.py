@@ -298,8 +298,9 @@ async def start_agent(
     in_process: bool = False,
 ) -> AsyncIterator[Agent]:
     """Start the server (`command`, default `deepacp --stdio *args`) with a scripted model
-    (`load`: a session to load, sent right behind `initialize`, as an editor that restores
-    its last session does; `in_process`: served in this process, see `inprocess.py`)."""
+    (`load`: a session to load as soon as `initialize` is answered, as an editor that
+    restores its last session does; `in_process`: served in this process, see
+    `inprocess.py`)."""
     workspace = workspace or tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     home = home or tmp_path / "home"
@@ -318,13 +319,9 @@ async def start_agent(
         initialize = conn.initialize(
             protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
         )
-        if load is None:
-            info = await initialize
-        else:  # written in that order: the first task's first step writes its request
-            info, _ = await asyncio.gather(
-                initialize,
-                conn.load_session(cwd=str(workspace), session_id=load, mcp_servers=[]),
-            )
+        info = await initialize
+        if load is not None:  # once `initialize` is answered, as the protocol has it
+            await conn.load_session(cwd=str(workspace), session_id=load, mcp_servers=[])
         agent = Agent(conn, process, client, wire, workspace, home, script, info)
         yield agent
         wire.validate()

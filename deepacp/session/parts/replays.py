@@ -58,9 +58,16 @@ class ReplaysPart(Part):
             log.debug("replay of session %s not saved", self.ctx.id, exc_info=True)
 
     async def turn_ended(self, turn: EndedTurn) -> None:
+        """Save the replay once the turn's answer is out (a process ended before the
+        session closes leaves it too), after the save still under way, if any."""
         self._ran = True
-        if self.replays is not None and (self._saving is None or self._saving.done()):
-            self._saving = asyncio.create_task(self.save())  # after the response, not before
+        if self.replays is not None:
+            self._saving = asyncio.create_task(self._save_after(self._saving))
+
+    async def _save_after(self, previous: asyncio.Task[None] | None) -> None:
+        if previous is not None:
+            await asyncio.wait({previous})
+        await self.save()
 
     async def taken_back(self, message_ids: set[str]) -> None:
         self._forget()
