@@ -1,6 +1,12 @@
 """What a model provider's error means, read the same way for every provider: a passing
 failure worth retrying (`transient`), how long the provider asks to wait (`retry_after`),
-or a request too long for the model's context (`context_overflow`).
+a request too long for the model's context (`context_overflow`), or a cause the user can
+fix, as one line naming the fix (`explain`: a refused key, an unknown model, a server that
+cannot be reached or does not answer, a prompt larger than the model's context).
+
+No connection made (refused, no such host) is worth one quick retry, not five. A timeout
+waiting for the server is never retried: the server may still be working on the request
+(a local one reading a long prompt), and sending it again only queues a second copy.
 
 The provider SDKs are optional, so their errors are read by what each of them carries:
 LangChain's `ModelError` classes (`is_retryable`, `ContextOverflowError`), an HTTP
@@ -10,17 +16,28 @@ LangChain's `ModelError` classes (`is_retryable`, `ContextOverflowError`), an HT
 from __future__ import annotations
 
 import email.utils
+import errno
+import re
+import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.exceptions import (
     ContextOverflowError,
+    ModelAuthenticationError,
     ModelConnectionError,
     ModelError,
+    ModelNotFoundError,
+    ModelPermissionDeniedError,
     ModelRateLimitError,
     ModelTimeoutError,
 )
+
+if TYPE_CHECKING:
+    from deepacp.models import Endpoint
 
 RATE_LIMITED, OVERLOADED, SERVER_ERROR, UNREACHABLE = (
     "rate limited",
@@ -43,6 +60,9 @@ ERROR_TYPE_REASONS = {
     "timeout_error": SERVER_ERROR,
 }
 CONNECTION_ERRORS = (ConnectionError, TimeoutError)
+QUICK_RETRY = 0.5
+"""Seconds before the one retry a connection that was never made gets."""
+NOT_CONNECTED_TRIES = 2
 
 
 @dataclass(frozen=True)
@@ -52,6 +72,9 @@ class Transient:
     reason: str
     detail: str
     retry_after: float | None = None
+    tries: int | None = None
+    """The most tries worth making (None: as the retry policy says); after them the error
+    itself is raised, since it says more than "try again later"."""
 
 
 def _error_type(body: Any) -> str | None:
@@ -93,10 +116,68 @@ def _is_connection_error(exc: BaseException) -> bool:
     return isinstance(exc, httpx.TransportError)
 
 
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, its causes and contexts, and the members of exception groups among them."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        link = todo.pop()
+        if id(link) in seen:
+            continue
+        seen.add(id(link))
+        yield link
+        todo.extend(e for e in (link.__cause__, link.__context__) if e is not None)
+        todo.extend(getattr(link, "exceptions", None) or ())
+
+
+def _httpx_error(name: str) -> type[BaseException] | tuple[()]:
+    try:
+        import httpx
+    except ImportError:
+        return ()
+    return getattr(httpx, name, ())
+
+
+def not_connected(exc: BaseException) -> str | None:
+    """Why no connection to the server was made ("connection refused"), or None: one was
+    made (or it is not that kind of error)."""
+    connect_error, connect_timeout = _httpx_error("ConnectError"), _httpx_error("ConnectTimeout")
+    reason = None
+    for link in _chain(exc):
+        if isinstance(link, socket.gaierror):
+            return "the host name is not known"
+        if isinstance(link, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(link, OSError) and link.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return "no route to the host"
+        if isinstance(link, connect_timeout):
+            reason = reason or "no connection within the time allowed"
+        elif isinstance(link, connect_error):
+            reason = reason or f"cannot connect ({_first_line(link) or type(link).__name__})"
+    return reason
+
+
+def timed_out(exc: BaseException) -> bool:
+    """Whether `exc` is a wait for the server's answer that ran out (its request sent)."""
+    if not_connected(exc):
+        return False
+    waits = (TimeoutError, ModelTimeoutError, _httpx_error("TimeoutException"))
+    return any(isinstance(link, waits) for link in _chain(exc))
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
+
+
 def transient(exc: BaseException) -> Transient | None:
     """How `exc` is a passing failure, or None when trying again would not help."""
     if context_overflow(exc) or not isinstance(exc, Exception):
         return None
+    if reason := not_connected(exc):
+        return Transient(UNREACHABLE, reason, QUICK_RETRY, NOT_CONNECTED_TRIES)
+    if timed_out(exc):
+        return None  # the server may still be at work on it: never send it twice
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) and status > 0 else None
     kind = _error_type(getattr(exc, "body", None))
@@ -118,8 +199,39 @@ def transient(exc: BaseException) -> Transient | None:
     return None
 
 
-OVERFLOW_CODES = frozenset({"context_length_exceeded"})
-OVERFLOW_PHRASES = ("prompt is too long", "maximum context length", "exceeds the context window")
+OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+OVERFLOW_PHRASES = (
+    "prompt is too long",
+    "maximum context length",
+    "exceeds the context window",
+    "exceeds the available context size",  # llama.cpp's server
+    "exceeds the context length",  # Ollama
+    "context length of only",  # LM Studio
+    "greater than the context length",  # LM Studio
+    "cannot truncate prompt with n_keep",  # LM Studio, older llama.cpp
+)
+CONTEXT_SIZES = (  # (the model's context, the prompt) as servers say them
+    # llama.cpp: "request (3654 tokens) exceeds the available context size (2048 tokens)"
+    re.compile(
+        r"request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<context>\d+)"
+    ),
+    # vLLM, OpenAI: "maximum context length is 2048 tokens. However, you requested 3754
+    # tokens (3654 in the messages, 100 in the completion)" / "your request has 3654 input
+    # tokens" / "your messages resulted in 3654 tokens"
+    re.compile(
+        r"maximum context length is (?P<context>\d+) tokens.*?(?:\((?P<prompt>\d+) in the "
+        r"messages|(?P<input>\d+) input tokens|resulted in (?P<total>\d+) tokens)",
+        re.DOTALL,
+    ),
+    # LM Studio: "Trying to keep the first 3654 tokens when context the overflows. However,
+    # the model is loaded with context length of only 2048 tokens"
+    re.compile(
+        r"keep the first (?P<prompt>\d+) tokens.*?context length of only (?P<context>\d+)",
+        re.DOTALL,
+    ),
+    # LM Studio, older llama.cpp: "Cannot truncate prompt with n_keep (3654) >= n_ctx (2048)"
+    re.compile(r"n_keep \((?P<prompt>\d+)\) >= n_ctx \((?P<context>\d+)\)"),
+)
 
 
 def context_overflow(exc: BaseException) -> bool:
@@ -131,11 +243,109 @@ def context_overflow(exc: BaseException) -> bool:
     """
     if isinstance(exc, ContextOverflowError):
         return True
-    if getattr(exc, "status_code", None) not in (400, 413):
+    if getattr(exc, "status_code", None) not in (400, 413, None):
         return False
+    inner = _inner(exc)
+    if inner.get("code") in OVERFLOW_CODES or inner.get("type") in OVERFLOW_CODES:
+        return True
+    text = _message(exc).lower()
+    return any(phrase in text for phrase in OVERFLOW_PHRASES)
+
+
+def _inner(exc: BaseException) -> dict[str, Any]:
+    """The error object of `exc`'s JSON body (`{"error": {...}}` or the body itself)."""
     body = getattr(exc, "body", None)
     inner = body.get("error", body) if isinstance(body, dict) else None
-    if isinstance(inner, dict) and inner.get("code") in OVERFLOW_CODES:
-        return True
-    text = str(inner.get("message") if isinstance(inner, dict) else exc).lower()
-    return any(phrase in text for phrase in OVERFLOW_PHRASES)
+    return inner if isinstance(inner, dict) else {}
+
+
+def _message(exc: BaseException) -> str:
+    """The server's own words: the error body's message (LM Studio's error is a bare
+    string), else the exception's text."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        body = body["error"]
+    message = body if isinstance(body, str) else _inner(exc).get("message")
+    return message if isinstance(message, str) else str(exc)
+
+
+def context_sizes(exc: BaseException) -> tuple[int, int] | None:
+    """(the model's context, the prompt's size) in tokens, as the server reported them."""
+    inner = _inner(exc)
+    context, prompt = inner.get("n_ctx"), inner.get("n_prompt_tokens")  # llama.cpp
+    if isinstance(context, int) and isinstance(prompt, int):
+        return context, prompt
+    text = _message(exc)
+    for pattern in CONTEXT_SIZES:
+        if found := pattern.search(text):
+            sizes = {k: int(v) for k, v in found.groupdict().items() if v is not None}
+            size = sizes.get("prompt") or sizes.get("input") or sizes.get("total")
+            if size:
+                return sizes["context"], size
+    return None
+
+
+def _shown(url: str) -> str:
+    """`url` without a user name or password in it."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) and status > 0 else None
+
+
+def explain(exc: BaseException, where: Endpoint, model: str) -> str | None:
+    """One line saying what went wrong with `model` at `where` and how to fix it, or None
+    when `exc` is not something a user can fix (a bug, an outage)."""
+    url, status = _shown(where.url), _status(exc)
+    name = where.provider
+    if isinstance(exc, ModelAuthenticationError) or status == 401:
+        if where.key_env:
+            return (
+                f"the API key for {name} was refused: check {where.key_env} or run `deepacp setup`"
+            )
+        return f"{url} refused the request (HTTP 401, {where.source}): check the server's key"
+    if isinstance(exc, ModelPermissionDeniedError) or status == 403:
+        return f"the API key for {name} may not use '{model}' (HTTP 403): check --model or the key"
+    if isinstance(exc, ModelNotFoundError) or status == 404:
+        if model.lower() in _message(exc).lower() or "model" in _message(exc).lower():
+            return f"no model '{model}' at {name}: check --model"
+        return f"nothing answers at {url} (HTTP 404, {where.source}): check the base URL"
+    if reason := not_connected(exc):
+        return f"cannot reach {url} ({where.source}): {reason}"
+    if timed_out(exc):
+        return (
+            f"no answer from {url} after {where.first_token_timeout:g} s (the server may still "
+            f"be reading a long prompt): to wait longer, set {where.timeout_source}"
+        )
+    if context_overflow(exc):
+        return overflow_line(exc)
+    return None
+
+
+def overflow_line(exc: BaseException) -> str:
+    """What a context overflow means for the user: the sizes, and the fix."""
+    sizes = context_sizes(exc)
+    if sizes is None:
+        return (
+            "the request is larger than the model's context: raise the server's context size "
+            "or use the compact profile"
+        )
+    context, prompt = sizes
+    if prompt < context:  # the prompt fits; the room asked for the answer does not
+        return (
+            f"the model's context ({context:,} tokens) cannot hold deepacp's prompt "
+            f"({prompt:,} tokens) and the answer: raise the server's context size or use the "
+            "compact profile"
+        )
+    return (
+        f"the model's context ({context:,} tokens) is smaller than deepacp's prompt "
+        f"({prompt:,} tokens): raise the server's context size or use the compact profile"
+    )

@@ -291,8 +291,10 @@ class SummarizationMiddleware(AgentMiddleware):
                     keep_tokens=min(keep, current // 4),
                     thread_id=_thread_id(),
                 )
-                smaller = render(messages, retry) if retry else None
-                if smaller is None or await size(smaller) >= current:
+                if retry is None:
+                    raise  # nothing to summarize: the server's error says how far off it is
+                smaller = render(messages, retry)
+                if await size(smaller) >= current:
                     raise ContextTooLargeError(
                         "the request does not fit the model's context window even after "
                         f"summarizing (about {current} tokens; the last message alone "
