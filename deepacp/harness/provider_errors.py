@@ -330,12 +330,14 @@ def explain(exc: BaseException, where: Endpoint, model: str) -> str | None:
     return None
 
 
-def overflow_line(exc: BaseException) -> str:
-    """What a context overflow means for the user: the sizes, and the fix."""
+def overflow_line(exc: BaseException, estimate: int | None = None) -> str:
+    """What a context overflow means for the user: the sizes (the server's, else our
+    `estimate` of the prompt's), and the fix."""
     sizes = context_sizes(exc)
     if sizes is None:
+        prompt = f"deepacp's prompt (about {estimate:,} tokens)" if estimate else "the request"
         return (
-            "the request is larger than the model's context: raise the server's context size "
+            f"the model's context is smaller than {prompt}: raise the server's context size "
             "or use the compact profile"
         )
     context, prompt = sizes

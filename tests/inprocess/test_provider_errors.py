@@ -171,7 +171,7 @@ async def test_ollamas_context_overflow_is_one_line(tmp_path, ollama_server):
             tmp_path, "ollama", ollama_server, env=env, in_process=True
         ) as agent:
             error = await failed_prompt(agent)
-    assert str(error) == (
-        "the request is larger than the model's context: raise the server's context size or "
-        "use the compact profile"
+    assert str(error).startswith("the model's context is smaller than deepacp's prompt (about ")
+    assert str(error).endswith(
+        " tokens): raise the server's context size or use the compact profile"
     )
