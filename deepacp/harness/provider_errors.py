@@ -335,9 +335,9 @@ def overflow_line(exc: BaseException, estimate: int | None = None) -> str:
     `estimate` of the prompt's), and the fix."""
     sizes = context_sizes(exc)
     if sizes is None:
-        prompt = f"deepacp's prompt (about {estimate:,} tokens)" if estimate else "the request"
+        request = f"deepacp's prompt (about {estimate:,} tokens)" if estimate else "the request"
         return (
-            f"the model's context is smaller than {prompt}: raise the server's context size "
+            f"the model's context is smaller than {request}: raise the server's context size "
             "or use the compact profile"
         )
     context, prompt = sizes
