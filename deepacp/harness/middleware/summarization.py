@@ -39,7 +39,7 @@ from deepacp.backends.state import state_scope
 from deepacp.errors import DeepacpError
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
-from deepacp.harness.provider_errors import context_overflow, overflow_line
+from deepacp.harness.overflow import context_overflow, overflow_line
 from deepacp.harness.state import state_files
 
 TRIGGER_FRACTION = 0.85

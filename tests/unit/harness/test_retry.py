@@ -216,7 +216,7 @@ async def test_after_the_quick_retry_the_connection_error_itself_is_raised():
     ],
 )
 def test_context_overflows_are_read_with_their_sizes(message, sizes):
-    from deepacp.harness.provider_errors import context_overflow, context_sizes, overflow_line
+    from deepacp.harness.overflow import context_overflow, context_sizes, overflow_line
 
     error = StatusError(400)
     error.body = {"error": {"message": message, "type": "invalid_request_error"}}
