@@ -56,6 +56,14 @@ async def test_an_unknown_model_is_named(tmp_path, anthropic_server):
     )
 
 
+async def test_a_model_ollama_has_not_pulled_is_named(tmp_path, ollama_server):
+    async with provider_agent(
+        tmp_path, "ollama", ollama_server, model="ollama:qwen9", in_process=True
+    ) as agent:
+        error = await failed_prompt(agent)
+    assert (error.code, str(error)) == (-32000, "no model 'qwen9' at ollama: check --model")
+
+
 async def test_a_closed_port_is_named_with_where_its_url_came_from_and_tried_twice_at_most(
     tmp_path, openai_server
 ):
