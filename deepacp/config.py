@@ -8,6 +8,9 @@ config.toml keys (all optional)::
 
     [providers.anthropic]                        # also openai, ollama
     base_url = "https://gateway.example.com"     # the provider's variable, if set, wins
+    first_token_timeout = 300                    # seconds to wait for an answer (default
+                                                 # 300, 900 for a local server;
+                                                 # DEEPACP_FIRST_TOKEN_TIMEOUT wins)
 
     [retry]                                      # failed model calls (429, 529, 5xx, drops)
     attempts = 5                                 # tries in all, the first included
@@ -27,12 +30,16 @@ config.toml keys (all optional)::
                                      # (DEEPACP_DATABASE_URL wins; default: SQLite in the home)
     [goal]                        # the /goal grader
     rounds = 3                    # gradings per turn at most (needs revision -> work again)
+
+An unknown key, at the top or in a table, is refused with the nearest valid one.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -51,6 +58,12 @@ DATABASE_SCHEMES = ("postgresql://", "postgres://")
 
 DEFAULT_REWIND_BUDGET = 256 * 2**20
 """Bytes of file copies restore points may keep in all (`[rewind] budget_mb`)."""
+TOP_LEVEL_KEYS = frozenset(
+    {"model", "models", "effort", "providers", "retry", "prices", "sandbox", "database"}
+    | {"goal", "rewind"}
+)
+PROVIDER_KEYS = frozenset({"base_url", "first_token_timeout"})
+PRICE_KEYS = frozenset({"input", "output", "cache_read", "cache_write", "currency"})
 MAX_CONFIG_BYTES = 1 << 20
 """config.toml is read only if it is a regular file (a link to one is fine) this small."""
 
@@ -110,6 +123,8 @@ class UserConfig:
     effort: Effort | None = None
     base_urls: dict[str, str] = field(default_factory=dict)
     """Provider name -> the API base URL to use (`[providers.NAME] base_url`)."""
+    first_token_timeouts: dict[str, float] = field(default_factory=dict)
+    """Provider name -> seconds to wait for an answer (`[providers.NAME] first_token_timeout`)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sandbox: SandboxPolicy | None = None
     goal_rounds: int = DEFAULT_GOAL_ROUNDS
@@ -120,11 +135,6 @@ class UserConfig:
     """Bytes, from `[rewind] budget_mb`."""
 
 
-def unknown_key(table: dict[str, Any], known: set[str]) -> str | None:
-    """The first key of `table` (in sorted order) that is not `known`, if there is one."""
-    return min(set(table) - known, default=None)
-
-
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: 'prices' must be tables such as [prices.\"openai:gpt-5.1\"]")
@@ -133,9 +143,7 @@ def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
         where = f'{path}: [prices."{spec}"]'
         if not isinstance(table, dict):
             raise ConfigError(f"{where} must be a table of prices per million tokens")
-        known = {"input", "output", "cache_read", "cache_write", "currency"}
-        if (key := unknown_key(table, known)) is not None:
-            raise ConfigError(f"{where}: unknown key {key!r}")
+        refuse_unknown(table, PRICE_KEYS, where)
         numbers = {k: v for k, v in table.items() if k != "currency"}
         for key, value in numbers.items():
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -162,23 +170,48 @@ def parse_effort(value: object, where: str = "effort") -> Effort:
     return value
 
 
-def _base_urls(path: Path, providers: Any) -> dict[str, str]:
+def unknown_key(table: dict[str, Any], known: Collection[str]) -> str | None:
+    """What is wrong with `table`'s keys: its first key not in `known`, and the nearest one
+    that is (None: all are known)."""
+    for key in sorted(set(table) - set(known)):
+        nearest = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+        return f"unknown key {key!r}" + (f" (did you mean {nearest[0]!r}?)" if nearest else "")
+    return None
+
+
+def refuse_unknown(table: dict[str, Any], known: Collection[str], where: str) -> None:
+    """A `ConfigError` naming the first key of `table` not in `known`, and the nearest one."""
+    if (problem := unknown_key(table, known)) is not None:
+        raise ConfigError(f"{where}: {problem}")
+
+
+def _providers(path: Path, providers: Any) -> tuple[dict[str, str], dict[str, float]]:
+    """`[providers.NAME]` tables: base URLs and first-token timeouts, by provider name."""
     if not isinstance(providers, dict):
         raise ConfigError(f"{path}: [providers] must be a table of provider tables")
-    urls = {}
+    urls, timeouts = {}, {}
     for name, table in providers.items():
         url = table.get("base_url") if isinstance(table, dict) else None
         if not isinstance(table, dict) or not isinstance(url, str | None):
             raise ConfigError(f"{path}: [providers.{name}] base_url must be a string URL")
+        refuse_unknown(table, PROVIDER_KEYS, f"{path}: [providers.{name}]")
         if url:
             urls[name] = url
-    return urls
+        if "first_token_timeout" in table:
+            seconds = table["first_token_timeout"]
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
+                raise ConfigError(
+                    f"{path}: [providers.{name}] first_token_timeout must be seconds above 0"
+                )
+            timeouts[name] = float(seconds)
+    return urls, timeouts
 
 
 def _retry(path: Path, table: Any) -> RetryPolicy:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [retry] must be a table")
     policy = RetryPolicy()
+    refuse_unknown(table, frozenset(vars(policy)), f"{path}: [retry]")
     values = {}
     for key, default in vars(policy).items():
         value = table.get(key, default)
@@ -191,6 +224,8 @@ def _retry(path: Path, table: Any) -> RetryPolicy:
 
 
 def _goal_rounds(path: Path, table: Any) -> int:
+    if isinstance(table, dict):
+        refuse_unknown(table, frozenset({"rounds"}), f"{path}: [goal]")
     rounds = table.get("rounds", DEFAULT_GOAL_ROUNDS) if isinstance(table, dict) else None
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ConfigError(f"{path}: goal.rounds must be a whole number of at least 1")
@@ -206,6 +241,8 @@ def parse_database(value: object, where: str) -> str:
 
 
 def _rewind_budget(path: Path, table: Any) -> int:
+    if isinstance(table, dict):
+        refuse_unknown(table, frozenset({"budget_mb"}), f"{path}: [rewind]")
     megabytes = (
         table.get("budget_mb", DEFAULT_REWIND_BUDGET / 2**20) if isinstance(table, dict) else None
     )
@@ -225,6 +262,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    refuse_unknown(data, TOP_LEVEL_KEYS, str(path))
     model = data.get("model")
     models = data.get("models", [])
     if model is not None and not isinstance(model, str):
@@ -241,11 +279,13 @@ def load_config(home: Path | None = None) -> UserConfig:
         sandbox = None if "sandbox" not in data else parse_policy(data["sandbox"])
     except ValueError:
         raise ConfigError(f"{path}: 'sandbox' must be one of {', '.join(POLICIES)}") from None
+    urls, timeouts = _providers(path, data.get("providers", {}))
     return UserConfig(
         model=model,
         models=tuple(models),
         effort=None if effort is None else parse_effort(effort, f"{path}: 'effort'"),
-        base_urls=_base_urls(path, data.get("providers", {})),
+        base_urls=urls,
+        first_token_timeouts=timeouts,
         retry=_retry(path, data.get("retry", {})),
         prices=_prices(data.get("prices", {}), path),
         sandbox=sandbox,

@@ -28,6 +28,11 @@ class ProviderUnavailable(TurnError):
     """The model provider kept failing (overloaded, rate limited, unreachable) after retries."""
 
 
+class ProviderError(DeepacpError):
+    """The model provider refused or could not serve a call for a cause the user can fix
+    (a wrong key or model, a server not reachable or not answering, a context too small)."""
+
+
 class SessionBusy(DeepacpError):
     """A prompt arrived while the session was still running the previous one."""
 

@@ -7,6 +7,11 @@ key is its environment variable, else the key `deepacp setup` stored (the variab
 A provider's base URL is its variable (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` — how
 OpenAI-compatible local servers are used — `OLLAMA_HOST`), else `[providers.NAME] base_url`
 in config.toml. The clients' own retries are off: the harness retries (and says so).
+
+How long a model call may wait for the server's next bytes (the first token above all, while
+a local server reads a long prompt): `DEEPACP_FIRST_TOKEN_TIMEOUT`, else
+`[providers.NAME] first_token_timeout`, else 300 s, or 900 s for a server on this machine.
+A call that times out is reported, never sent again (`deepacp.harness.provider_errors`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from deepacp.config import Effort, load_config
 from deepacp.effort import effort_options, with_answer_room
@@ -35,6 +41,8 @@ class Provider:
     default_model: str
     """The model `deepacp setup` configures when none is."""
     base_url_env: str | None = None
+    default_url: str = ""
+    """Where the provider's client sends requests when no base URL is set."""
     client_options: tuple[tuple[str, Any], ...] = ()
     """Constructor options for every model of the provider."""
 
@@ -47,6 +55,7 @@ PROVIDERS = {
         "ANTHROPIC_API_KEY",
         "claude-sonnet-4-5",
         "ANTHROPIC_BASE_URL",
+        "https://api.anthropic.com",
         NO_SDK_RETRIES,
     ),
     "openai": Provider(
@@ -55,10 +64,33 @@ PROVIDERS = {
         "OPENAI_API_KEY",
         "gpt-5.1",
         "OPENAI_BASE_URL",
+        "https://api.openai.com/v1",
         (*NO_SDK_RETRIES, ("stream_usage", True)),  # usage is not streamed by default
     ),
-    "ollama": Provider("langchain_ollama", "ollama", None, "qwen3-coder", "OLLAMA_HOST"),
+    "ollama": Provider(
+        "langchain_ollama", "ollama", None, "qwen3-coder", "OLLAMA_HOST", "http://127.0.0.1:11434"
+    ),
 }
+FIRST_TOKEN_ENV = "DEEPACP_FIRST_TOKEN_TIMEOUT"
+FIRST_TOKEN_TIMEOUT = 300.0
+LOCAL_FIRST_TOKEN_TIMEOUT = 900.0
+"""A model on this machine may read a long prompt for minutes before its first token."""
+CONNECT_TIMEOUT = 10.0
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a provider's requests go, and what a user reads in an error about them."""
+
+    provider: str
+    url: str
+    source: str
+    """Where `url` was set, as a user reads it: "from OPENAI_BASE_URL", "the default"."""
+    key_env: str | None
+    first_token_timeout: float
+    timeout_source: str
+    """Where `first_token_timeout` was set, or how to set it."""
 
 
 def configured_spec(flag: str | None = None) -> str:
@@ -129,14 +161,73 @@ def base_url(provider: str) -> str | None:
     return (os.environ.get(variable) if variable else None) or load_config().base_urls.get(provider)
 
 
+def is_local(url: str) -> bool:
+    """Whether `url` names a server on this machine (a model it runs may be slow to start)."""
+    try:
+        return (urlsplit(url if "://" in url else f"http://{url}").hostname or "") in LOCAL_HOSTS
+    except ValueError:
+        return False
+
+
+def endpoint(provider: str) -> Endpoint | None:
+    """Where `provider`'s requests go and how long they may wait (None: not one of ours)."""
+    info = PROVIDERS.get(provider)
+    if info is None:
+        return None
+    config = load_config()
+    url, source = info.default_url, "the default"
+    if info.base_url_env and (value := os.environ.get(info.base_url_env)):
+        url, source = value, f"from {info.base_url_env}"
+    elif value := config.base_urls.get(provider):
+        url, source = value, f"from [providers.{provider}] base_url in config.toml"
+    timeout, timeout_source = _first_token_timeout(provider, url, config.first_token_timeouts)
+    return Endpoint(provider, url, source, info.key_env, timeout, timeout_source)
+
+
+def _first_token_timeout(
+    provider: str, url: str, configured: dict[str, float]
+) -> tuple[float, str]:
+    if value := os.environ.get(FIRST_TOKEN_ENV):
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not seconds > 0:
+            raise ConfigError(
+                f"{FIRST_TOKEN_ENV} must be a number of seconds above 0, not {value!r}"
+            )
+        return seconds, FIRST_TOKEN_ENV
+    where = f"first_token_timeout under [providers.{provider}] in config.toml"
+    if provider in configured:
+        return configured[provider], where
+    default = LOCAL_FIRST_TOKEN_TIMEOUT if is_local(url) else FIRST_TOKEN_TIMEOUT
+    return default, f"{where} or {FIRST_TOKEN_ENV}"
+
+
+def timeout_options(provider: str, seconds: float) -> dict[str, Any]:
+    """The client options that bound a wait for the server's next bytes to `seconds`."""
+    import httpx
+
+    waits = httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT))
+    if provider == "openai":  # its stream timeout counts parsed chunks, not bytes
+        return {"timeout": waits, "stream_chunk_timeout": seconds}
+    if provider == "anthropic":
+        return {"timeout": seconds}
+    if provider == "ollama":
+        return {"client_kwargs": {"timeout": waits}}
+    return {}
+
+
 def provider_options(provider: str) -> dict[str, Any]:
-    """What every model of `provider` is made with: base URL, key, client options."""
+    """What every model of `provider` is made with: base URL, key, timeouts, client options."""
     info = PROVIDERS.get(provider)
     options: dict[str, Any] = dict(info.client_options) if info else {}
     if info and info.key_env and (key := api_key(info.key_env)):
         options["api_key"] = key
     if url := base_url(provider):
         options["base_url"] = url
+    if where := endpoint(provider):
+        options |= timeout_options(provider, where.first_token_timeout)
     return options
 
 

@@ -31,6 +31,7 @@ from deepacp.harness.middleware.inbox import InboxMiddleware
 from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepacp.harness.middleware.profile import ProfileMiddleware
+from deepacp.harness.middleware.readable_errors import ReadableErrorsMiddleware
 from deepacp.harness.middleware.refuse_approvals import RefuseApprovalsMiddleware
 from deepacp.harness.middleware.retry import RetryMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
@@ -172,6 +173,7 @@ def _hooks(runner: HookRunner | None) -> list[Middleware]:
 def _child_core(backend: Backend, retry: RetryPolicy | None) -> list[Middleware]:
     """A child's core stack: the agent's, without delegation."""
     return [
+        ReadableErrorsMiddleware(),
         FilesystemMiddleware(backend),
         SummarizationMiddleware(backend),
         PatchToolCallsMiddleware(),
@@ -368,6 +370,7 @@ def create_deep_agent(
             _background(subagents, background, model, tools, backend, interrupt_on, rest)
         )
     core: list[Middleware] = [
+        ReadableErrorsMiddleware(),  # a wrong key, model or URL, an overflow: one line to fix
         FilesystemMiddleware(backend),  # file tools, large-result offload, same-path guard
         *delegation,  # the task tool, and the background tasks
         SummarizationMiddleware(backend),  # non-destructive: an event + a view, log kept whole

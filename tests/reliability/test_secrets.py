@@ -219,7 +219,7 @@ def test_a_headless_run_prints_a_provider_error_without_the_key_it_echoes(tmp_pa
     terminal = result.stdout + result.stderr
     assert not leaks(terminal), terminal
     assert "Traceback" not in terminal, terminal
-    assert "invalid x-api-key [redacted]" in result.stderr
+    assert result.stderr.startswith("deepacp: the API key for anthropic was refused: ")
     log = home / "logs" / "deepacp.log"
     assert result.stderr.endswith(f"deepacp: the details are in {log}\n"), result.stderr
     assert result.returncode == 2

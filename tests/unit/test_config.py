@@ -64,3 +64,35 @@ def test_bad_values_are_one_line_errors(isolated_home, text, message):
     (isolated_home / "config.toml").write_text(text + "\n")
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_config()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('modle = "openai:gpt-5.1"', "unknown key 'modle' (did you mean 'model'?)"),
+        ('sandbx = "read-only"', "unknown key 'sandbx' (did you mean 'sandbox'?)"),
+        ("[retyr]\nattempts = 2", "unknown key 'retyr' (did you mean 'retry'?)"),
+        ("colour = 1", "unknown key 'colour'"),
+        ('[providers.openai]\nbase_ulr = "x"', "[providers.openai]: unknown key 'base_ulr' "),
+        ("[providers.openai]\nfirst_token_timout = 5", "(did you mean 'first_token_timeout'?)"),
+        ("[retry]\nattempt = 2", "[retry]: unknown key 'attempt' (did you mean 'attempts'?)"),
+        ("[goal]\nround = 2", "[goal]: unknown key 'round' (did you mean 'rounds'?)"),
+        ("[providers.openai]\nfirst_token_timeout = 0", "first_token_timeout must be seconds"),
+    ],
+)
+def test_unknown_keys_anywhere_are_refused_with_the_nearest_valid_one(isolated_home, text, message):
+    path = isolated_home / "config.toml"
+    path.write_text(text + "\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config()
+    assert str(raised.value).startswith(f"{path}: ")
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_first_token_timeouts_are_read_per_provider(isolated_home):
+    (isolated_home / "config.toml").write_text(
+        "[providers.openai]\nfirst_token_timeout = 45\n"
+        "[providers.ollama]\nfirst_token_timeout = 2.5\n"
+    )
+    assert load_config().first_token_timeouts == {"openai": 45.0, "ollama": 2.5}

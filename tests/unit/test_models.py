@@ -47,3 +47,45 @@ def test_missing_api_key_names_the_variable(monkeypatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())
     with pytest.raises(ModelConfigError, match="set OPENAI_API_KEY"):
         resolve_model("openai:gpt-5.1")
+
+
+def test_the_endpoint_says_where_its_url_came_from(isolated_home, monkeypatch) -> None:
+    from deepacp.models import endpoint
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("DEEPACP_FIRST_TOKEN_TIMEOUT", raising=False)
+    where = endpoint("openai")
+    assert (where.url, where.source) == ("https://api.openai.com/v1", "the default")
+    assert where.first_token_timeout == 300
+    (isolated_home / "config.toml").write_text(
+        '[providers.openai]\nbase_url = "http://localhost:8080/v1"\n'
+    )
+    where = endpoint("openai")
+    assert where.source == "from [providers.openai] base_url in config.toml"
+    assert where.first_token_timeout == 900  # a server on this machine may read for minutes
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("DEEPACP_FIRST_TOKEN_TIMEOUT", "7")
+    where = endpoint("openai")
+    assert (where.url, where.source) == ("http://127.0.0.1:9/v1", "from OPENAI_BASE_URL")
+    assert (where.first_token_timeout, where.timeout_source) == (7, "DEEPACP_FIRST_TOKEN_TIMEOUT")
+
+
+def test_the_first_token_timeout_reaches_each_client(isolated_home, monkeypatch) -> None:
+    from deepacp.models import resolve_model
+
+    monkeypatch.setenv("DEEPACP_FIRST_TOKEN_TIMEOUT", "12")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    openai = resolve_model("openai:gpt-4.1")
+    assert openai.stream_chunk_timeout == 12 and openai.request_timeout.read == 12
+    assert resolve_model("anthropic:claude-sonnet-4-5").default_request_timeout == 12
+    assert resolve_model("ollama:qwen3").client_kwargs["timeout"].read == 12
+
+
+def test_a_bad_first_token_timeout_variable_is_one_line(isolated_home, monkeypatch) -> None:
+    from deepacp.errors import ConfigError
+    from deepacp.models import endpoint
+
+    monkeypatch.setenv("DEEPACP_FIRST_TOKEN_TIMEOUT", "soon")
+    with pytest.raises(ConfigError, match="DEEPACP_FIRST_TOKEN_TIMEOUT must be a number"):
+        endpoint("openai")

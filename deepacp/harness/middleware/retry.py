@@ -1,7 +1,9 @@
 """RetryMiddleware: a model call that failed for a passing reason is tried again.
 
 Passing reasons are rate limits (429), overload (529, 503), server errors (5xx), dropped
-connections and timeouts, and the same errors arriving mid-stream. Waits grow
+connections, and the same errors arriving mid-stream; a connection never made (refused, no
+such host) gets one quick retry and then ends the run with its own error, and a timeout
+waiting for the answer is never retried (see `deepacp.harness.provider_errors`). Waits grow
 exponentially from `initial_delay` with jitter (each wait is drawn between half and all of
 its step), and a `retry-after` the provider sends is honoured as given. Before each wait a
 `ModelRetrySignal` goes to the run's `custom` stream, so the user sees why nothing
@@ -57,13 +59,17 @@ class RetryMiddleware(AgentMiddleware):
         failure = transient(exc)
         if failure is None:
             raise exc
-        attempts = self.policy.attempts
+        attempts = min(self.policy.attempts, failure.tries or self.policy.attempts)
         if attempt >= attempts:
+            if failure.tries is not None:
+                raise exc  # its own words (the URL it could not reach) say more
             raise ProviderUnavailable(
                 f"the model provider is still {failure.reason} ({failure.detail}) after "
                 f"{attempts} {'try' if attempts == 1 else 'tries'}; try again later"
             ) from exc
         wait = failure.retry_after
+        if failure.tries is not None and wait is not None:  # our own quick retry
+            wait = min(wait, self.policy.max_delay)
         if wait is not None and wait > self.policy.max_delay:
             raise ProviderUnavailable(
                 f"the model provider is {failure.reason} ({failure.detail}) and asks to wait "
@@ -72,7 +78,8 @@ class RetryMiddleware(AgentMiddleware):
             ) from exc
         if wait is None:
             wait = backoff(self.policy, attempt, self.rng)
-        _signal(ModelRetrySignal(failure.reason, wait, attempt + 1, attempts))
+        if failure.tries is None:  # our own quick retry needs no word
+            _signal(ModelRetrySignal(failure.reason, wait, attempt + 1, attempts))
         return wait
 
     def wrap_model_call(

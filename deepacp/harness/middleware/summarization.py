@@ -39,7 +39,7 @@ from deepacp.backends.state import state_scope
 from deepacp.errors import DeepacpError
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
-from deepacp.harness.provider_errors import context_overflow
+from deepacp.harness.overflow import context_overflow, overflow_line
 from deepacp.harness.state import state_files
 
 TRIGGER_FRACTION = 0.85
@@ -291,8 +291,10 @@ class SummarizationMiddleware(AgentMiddleware):
                     keep_tokens=min(keep, current // 4),
                     thread_id=_thread_id(),
                 )
-                smaller = render(messages, retry) if retry else None
-                if smaller is None or await size(smaller) >= current:
+                if retry is None:  # nothing to summarize: the prompt alone does not fit
+                    raise ContextTooLargeError(overflow_line(exc, current)) from exc
+                smaller = render(messages, retry)
+                if await size(smaller) >= current:
                     raise ContextTooLargeError(
                         "the request does not fit the model's context window even after "
                         f"summarizing (about {current} tokens; the last message alone "

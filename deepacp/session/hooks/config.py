@@ -127,8 +127,10 @@ def _entry(entry: Any, number: int, source: Source) -> Hook:
     where = f"entry {number}"
     if not isinstance(entry, dict):
         raise ValueError(f"{where} must be an object")
-    if (key := unknown_key(entry, {"event", "command", "tool", "match", "timeout"})) is not None:
-        raise ValueError(f"{where}: unknown key {key!r}")
+    if (
+        problem := unknown_key(entry, ("event", "command", "tool", "match", "timeout"))
+    ) is not None:
+        raise ValueError(f"{where}: {problem}")
     event, command = entry.get("event"), entry.get("command")
     if event not in EVENTS:
         raise ValueError(f"{where}: event must be one of {', '.join(EVENTS)} (got {event!r})")

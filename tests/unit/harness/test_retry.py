@@ -131,3 +131,98 @@ def test_context_overflow_is_recognised_in_each_provider_shape():
         assert context_overflow(error)
     assert not context_overflow(StatusError(400, "invalid_request_error"))
     assert not context_overflow(StatusError(500, "api_error"))
+
+
+def _refused() -> Exception:
+    """An SDK's connection error over httpx's over the socket's, as the clients raise it."""
+    try:
+        try:
+            try:
+                raise ConnectionRefusedError(111, "Connection refused")
+            except OSError as exc:
+                raise OSError("All connection attempts failed") from ExceptionGroup("", [exc])
+        except OSError as exc:
+            raise httpx.ConnectError("All connection attempts failed") from exc
+    except httpx.ConnectError as exc:
+        try:
+            raise RuntimeError("Connection error.") from exc
+        except RuntimeError as outer:
+            return outer
+
+
+def test_a_refused_connection_gets_one_quick_retry_and_a_timeout_none():
+    failure = transient(_refused())
+    assert failure is not None
+    assert (failure.reason, failure.detail, failure.tries) == (
+        "unreachable",
+        "connection refused",
+        2,
+    )
+    assert failure.retry_after is not None and failure.retry_after <= 0.5
+    read_timeout = httpx.ReadTimeout("timed out")
+    assert transient(read_timeout) is None  # the server may still be working on it
+    assert transient(TimeoutError()) is None
+    connect_timeout = transient(httpx.ConnectTimeout("timed out"))
+    assert connect_timeout is not None and connect_timeout.tries == 2  # nothing was sent
+
+
+async def test_after_the_quick_retry_the_connection_error_itself_is_raised():
+    calls = []
+    error = _refused()
+
+    async def handler(request):
+        calls.append(request)
+        raise error
+
+    middleware = RetryMiddleware(RetryPolicy(attempts=5, initial_delay=0.01))
+    with pytest.raises(RuntimeError) as raised:
+        await middleware.awrap_model_call("request", handler)
+    assert raised.value is error and len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("message", "sizes"),
+    [
+        (
+            "request (3654 tokens) exceeds the available context size (2048 tokens), try",
+            (2048, 3654),
+        ),
+        (
+            "This model's maximum context length is 2048 tokens. However, you requested 3754 "
+            "tokens (3654 in the messages, 100 in the completion).",
+            (2048, 3654),
+        ),
+        (
+            "This model's maximum context length is 4096 tokens. However, you requested 4200 "
+            "tokens (3000 in the messages, 1200 in the completion).",
+            (4096, 3000),
+        ),
+        (
+            "This model's maximum context length is 2048 tokens. However, your request has "
+            "3654 input tokens. Please reduce the length of the input messages.",
+            (2048, 3654),
+        ),
+        (
+            "This model's maximum context length is 128000 tokens. However, your messages "
+            "resulted in 130001 tokens.",
+            (128000, 130001),
+        ),
+        (
+            "Trying to keep the first 3654 tokens when context the overflows. However, the model "
+            "is loaded with context length of only 2048 tokens, which is not enough.",
+            (2048, 3654),
+        ),
+        ("Cannot truncate prompt with n_keep (3654) >= n_ctx (2048)", (2048, 3654)),
+    ],
+)
+def test_context_overflows_are_read_with_their_sizes(message, sizes):
+    from deepacp.harness.overflow import context_overflow, context_sizes, overflow_line
+
+    error = StatusError(400)
+    error.body = {"error": {"message": message, "type": "invalid_request_error"}}
+    assert context_overflow(error) and transient(error) is None
+    assert context_sizes(error) == sizes
+    line = overflow_line(error)
+    context, prompt = sizes
+    assert f"context ({context:,} tokens)" in line and f"prompt ({prompt:,} tokens)" in line
+    assert ("is smaller than" in line) == (prompt >= context)

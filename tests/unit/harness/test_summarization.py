@@ -127,8 +127,14 @@ async def test_overflow_error_summarizes_and_retries_once(tmp_path: Path) -> Non
 async def test_irreducible_input_is_a_clear_error() -> None:
     model = ScriptedChatModel(turns=[{"content": "never"}], profile={"max_input_tokens": 200})
     agent = create_deep_agent(model)
-    with pytest.raises(ContextTooLargeError, match="does not fit"):
+    with pytest.raises(ContextTooLargeError) as raised:
         await agent.ainvoke({"messages": [HumanMessage("word " * 2000)]})
+    assert str(raised.value).startswith(
+        "the model's context is smaller than deepacp's prompt (about "
+    )
+    assert str(raised.value).endswith(
+        "tokens): raise the server's context size or use the compact profile"
+    )
 
 
 def test_clipping_old_write_arguments() -> None:

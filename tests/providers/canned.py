@@ -1,0 +1,97 @@
+"""Two servers that fail the way real model servers do, for the error tests: one that
+answers every request with the same HTTP error (a context overflow in llama.cpp's, vLLM's,
+LM Studio's or Ollama's words), and one that takes the request and never answers (a local
+server still reading a long prompt). Each counts the requests it received."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class CannedServer:
+    """Answers every POST with `status` and the JSON `body`."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        self.status, self.body, self.requests = status, body, 0
+        canned = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                canned.requests += 1
+                data = json.dumps(canned.body).encode()
+                self.send_response(canned.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> CannedServer:
+        threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+class SilentServer:
+    """Accepts connections and reads requests, and never answers one."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        host, port = self._listener.getsockname()[:2]
+        self.base_url = f"http://{host}:{port}"
+        self._held: list[socket.socket] = []
+        self._closed = threading.Event()
+        self.requests = 0
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self._held.append(conn)
+            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
+
+    def _read(self, conn: socket.socket) -> None:
+        try:
+            if conn.recv(65536):  # a request's first bytes: it was sent
+                self.requests += 1
+        except OSError:
+            pass
+
+    def __enter__(self) -> SilentServer:
+        threading.Thread(target=self._serve, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closed.set()
+        self._listener.close()
+        for conn in self._held:
+            conn.close()
+
+
+def closed_port() -> str:
+    """A base URL on this machine where nothing listens (connections are refused)."""
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
