@@ -8,6 +8,8 @@ config.toml keys (all optional)::
 
     [providers.anthropic]                        # also openai, ollama
     base_url = "https://gateway.example.com"     # the provider's variable, if set, wins
+    max_tokens = 8192                            # output cap per model call (default: 32,000,
+                                                 # 8,192 for a server at a base URL or Ollama)
 
     [retry]                                      # failed model calls (429, 529, 5xx, drops)
     attempts = 5                                 # tries in all, the first included
@@ -110,6 +112,8 @@ class UserConfig:
     effort: Effort | None = None
     base_urls: dict[str, str] = field(default_factory=dict)
     """Provider name -> the API base URL to use (`[providers.NAME] base_url`)."""
+    max_tokens: dict[str, int] = field(default_factory=dict)
+    """Provider name -> the output cap of each model call (`[providers.NAME] max_tokens`)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sandbox: SandboxPolicy | None = None
     goal_rounds: int = DEFAULT_GOAL_ROUNDS
@@ -168,6 +172,18 @@ def _base_urls(path: Path, providers: Any) -> dict[str, str]:
         if url:
             urls[name] = url
     return urls
+
+
+def _max_tokens(path: Path, providers: Any) -> dict[str, int]:
+    caps = {}
+    for name, table in providers.items() if isinstance(providers, dict) else ():
+        cap = table.get("max_tokens") if isinstance(table, dict) else None
+        if cap is None:
+            continue
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ConfigError(f"{path}: [providers.{name}] max_tokens must be a whole number >= 1")
+        caps[name] = cap
+    return caps
 
 
 def _retry(path: Path, table: Any) -> RetryPolicy:
@@ -241,6 +257,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         models=tuple(models),
         effort=None if effort is None else parse_effort(effort, f"{path}: 'effort'"),
         base_urls=_base_urls(path, data.get("providers", {})),
+        max_tokens=_max_tokens(path, data.get("providers", {})),
         retry=_retry(path, data.get("retry", {})),
         prices=_prices(data.get("prices", {}), path),
         sandbox=sandbox,
