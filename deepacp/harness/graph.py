@@ -32,6 +32,7 @@ from deepacp.harness.middleware.memory import MemoryMiddleware
 from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepacp.harness.middleware.profile import ProfileMiddleware
 from deepacp.harness.middleware.refuse_approvals import RefuseApprovalsMiddleware
+from deepacp.harness.middleware.repetition import RepetitionGuardMiddleware
 from deepacp.harness.middleware.retry import RetryMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
@@ -179,6 +180,7 @@ def _child_core(backend: Backend, retry: RetryPolicy | None) -> list[Middleware]
         ThoughtOnlyRepliesMiddleware(),
         TruncatedCallsMiddleware(),
         RetryMiddleware(retry),
+        RepetitionGuardMiddleware(),
         UsageMiddleware(),
     ]
 
@@ -376,6 +378,7 @@ def create_deep_agent(
         ThoughtOnlyRepliesMiddleware(),  # a reply of only thinking is left out of requests
         TruncatedCallsMiddleware(),  # a call cut off by max_tokens is answered, never run
         RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry
+        RepetitionGuardMiddleware(),  # a reply stuck in a loop is stopped mid-stream
         UsageMiddleware(),  # the thread's token usage, as providers report it
     ]
     if goal is not None:  # a grader checks "done" before the turn ends
