@@ -46,6 +46,7 @@ from deepacp.harness.middleware.subagents import (
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.middleware.thinking import ThoughtOnlyRepliesMiddleware
+from deepacp.harness.middleware.tool_loops import ToolLoopMiddleware
 from deepacp.harness.middleware.truncation import TruncatedCallsMiddleware
 from deepacp.harness.middleware.usage import UsageMiddleware
 from deepacp.harness.names import (
@@ -178,6 +179,7 @@ def _child_core(backend: Backend, retry: RetryPolicy | None) -> list[Middleware]
         PatchToolCallsMiddleware(),
         RedactSecretsMiddleware(),
         ThoughtOnlyRepliesMiddleware(),
+        ToolLoopMiddleware(),
         TruncatedCallsMiddleware(),
         RetryMiddleware(retry),
         RepetitionGuardMiddleware(),
@@ -376,6 +378,7 @@ def create_deep_agent(
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
         ThoughtOnlyRepliesMiddleware(),  # a reply of only thinking is left out of requests
+        ToolLoopMiddleware(),  # the same calls over and over: told once, then the turn ends
         TruncatedCallsMiddleware(),  # a call cut off by max_tokens is answered, never run
         RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry
         RepetitionGuardMiddleware(),  # a reply stuck in a loop is stopped mid-stream
