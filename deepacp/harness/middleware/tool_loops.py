@@ -70,7 +70,7 @@ def turn_calls(messages: Sequence[AnyMessage]) -> tuple[list[Call], bool]:
         if isinstance(message, ToolMessage) and message.additional_kwargs.get(LOOP_MARK):
             warned = True
         if isinstance(message, AIMessage):
-            calls[:0] = list(message.tool_calls)
+            calls[:0] = [dict(c) for c in message.tool_calls]
     return calls, warned
 
 
