@@ -27,6 +27,8 @@ config.toml keys (all optional)::
 
     database = "postgresql://user:password@host:5432/deepacp"   # sessions in PostgreSQL
                                      # (DEEPACP_DATABASE_URL wins; default: SQLite in the home)
+    verify = false                # do not ask the agent to run the project's checks
+                                  # before it ends a turn that changed files
     [goal]                        # the /goal grader
     rounds = 3                    # gradings per turn at most (needs revision -> work again)
 """
@@ -122,6 +124,8 @@ class UserConfig:
     """A PostgreSQL URL: sessions live there, shared by every machine that names it."""
     rewind_budget: int = DEFAULT_REWIND_BUDGET
     """Bytes, from `[rewind] budget_mb`."""
+    verify: bool = True
+    """Ask the agent to run the project's checks before it ends a turn that changed files."""
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -225,6 +229,12 @@ def _rewind_budget(path: Path, table: Any) -> int:
     return int(megabytes * 2**20)
 
 
+def _verify(path: Path, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: 'verify' must be true or false")
+    return value
+
+
 def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
@@ -264,6 +274,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         goal_rounds=_goal_rounds(path, data.get("goal", {})),
         database=None if database is None else parse_database(database, f"{path}: 'database'"),
         rewind_budget=_rewind_budget(path, data.get("rewind", {})),
+        verify=_verify(path, data.get("verify", True)),
     )
 
 

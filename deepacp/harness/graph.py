@@ -49,6 +49,7 @@ from deepacp.harness.middleware.thinking import ThoughtOnlyRepliesMiddleware
 from deepacp.harness.middleware.tool_loops import ToolLoopMiddleware
 from deepacp.harness.middleware.truncation import TruncatedCallsMiddleware
 from deepacp.harness.middleware.usage import UsageMiddleware
+from deepacp.harness.middleware.verify import VerifyMiddleware
 from deepacp.harness.names import (
     HISTORY_DIR,
     LARGE_RESULTS_DIR,
@@ -303,6 +304,7 @@ def create_deep_agent(
     goal: str | GoalSource | None = None,
     goal_rounds: int = DEFAULT_GOAL_ROUNDS,
     background: BackgroundRunner | None = None,
+    verify: bool = True,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
     summarization, history repair, the caller's middleware, skills, memory and approvals.
@@ -332,6 +334,8 @@ def create_deep_agent(
     - `background`: where background sub-agents run; with one, the agent gets the
       background-task tools (see `deepacp.harness.middleware.background`; runners in
       `deepacp.harness.background`).
+    - `verify`: before a turn that changed files ends, ask the model once to run the
+      project's checks (see `deepacp.harness.middleware.verify`).
     """
     spec = model if isinstance(model, str) else None
     if isinstance(model, str):
@@ -378,6 +382,7 @@ def create_deep_agent(
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
         ThoughtOnlyRepliesMiddleware(),  # a reply of only thinking is left out of requests
+        *([VerifyMiddleware(backend)] if verify else []),  # changed files: asked to check once
         ToolLoopMiddleware(),  # the same calls over and over: told once, then the turn ends
         TruncatedCallsMiddleware(),  # a call cut off by max_tokens is answered, never run
         RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry

@@ -114,7 +114,8 @@ def loop_ended(what: str) -> AIMessage:
     """The reply that ends a turn which went on looping after the model was told."""
     return AIMessage(
         f"Stopped: the agent kept repeating {what} after it was told once, so this turn "
-        "ends here. Send a message to go on."
+        "ends here. Send a message to go on.",
+        additional_kwargs={LOOP_MARK: True},
     )
 
 
