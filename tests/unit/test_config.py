@@ -58,9 +58,16 @@ def test_the_provider_variable_wins_over_the_config_base_url(isolated_home, monk
         ("[goal]\nrounds = 2.5", "goal.rounds must be a whole number of at least 1"),
         ("goal = 3", "goal.rounds must be a whole number of at least 1"),
         ("[rewind]\nbudget_mb = -1", "budget_mb must be a number of megabytes"),
+        ('verify = "no"', "'verify' must be true or false"),
     ],
 )
 def test_bad_values_are_one_line_errors(isolated_home, text, message):
     (isolated_home / "config.toml").write_text(text + "\n")
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_config()
+
+
+def test_verify_is_on_unless_turned_off(isolated_home):
+    assert load_config().verify is True
+    (isolated_home / "config.toml").write_text("verify = false\n")
+    assert load_config().verify is False
