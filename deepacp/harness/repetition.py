@@ -44,7 +44,9 @@ class RepetitionDetector:
         """Text not cut into tokens yet (a word may go on in the next piece)."""
         self.offset = 0
         """Where `tail` starts in the whole text."""
-        self.window: deque[tuple[str, int, int]] = deque(maxlen=ngram)
+        self.window: deque[str] = deque(maxlen=ngram)
+        self.starts: deque[int] = deque(maxlen=ngram)
+        """The tokens of the last n-gram, and where each starts in the whole text."""
         self.counts: dict[tuple[str, ...], int] = {}
         self.first: dict[tuple[str, ...], tuple[int, int]] = {}
 
@@ -67,17 +69,16 @@ class RepetitionDetector:
         return None
 
     def _count(self, token: str, start: int, end: int) -> Repetition | None:
-        self.window.append((token, start, end))
+        self.window.append(token)
+        self.starts.append(start)
         if len(self.window) < self.ngram:
             return None
-        key = tuple(t for t, _, _ in self.window)
-        if len(set(key)) < DISTINCT:
-            return None
+        key = tuple(self.window)
         seen = self.counts.get(key, 0) + 1
         self.counts[key] = seen
         if seen == 1:
-            self.first[key] = (self.window[0][1], end)
-        if seen < self.repeats:
+            self.first[key] = (self.starts[0], end)
+        if seen < self.repeats or len(set(key)) < DISTINCT:
             return None
         whole = "".join(self.pieces)
         first_start, first_end = self.first[key]

@@ -112,6 +112,10 @@ class StreamWatch(BaseCallbackHandler):
         self.message_id: str | None = None
         self.streamed = False
 
+    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing to do; defined so LangChain does not render the whole transcript as
+        text for `on_llm_start`, which it does for handlers without it."""
+
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         message = getattr(chunk, "message", None)
         self.streamed = True
