@@ -335,7 +335,8 @@ def create_deep_agent(
       background-task tools (see `deepacp.harness.middleware.background`; runners in
       `deepacp.harness.background`).
     - `verify`: before a turn that changed files ends, ask the model once to run the
-      project's checks (see `deepacp.harness.middleware.verify`).
+      project's checks (see `deepacp.harness.middleware.verify`), unless the profile
+      says not to.
     """
     spec = model if isinstance(model, str) else None
     if isinstance(model, str):
@@ -382,7 +383,7 @@ def create_deep_agent(
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
         ThoughtOnlyRepliesMiddleware(),  # a reply of only thinking is left out of requests
-        *([VerifyMiddleware(backend)] if verify else []),  # changed files: asked to check once
+        *([VerifyMiddleware(backend)] if verify and profile.verify else []),  # check changes
         ToolLoopMiddleware(),  # the same calls over and over: told once, then the turn ends
         TruncatedCallsMiddleware(),  # a call cut off by max_tokens is answered, never run
         RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry
