@@ -11,6 +11,8 @@ config.toml keys (all optional)::
     first_token_timeout = 300                    # seconds to wait for an answer (default
                                                  # 300, 900 for a local server;
                                                  # DEEPACP_FIRST_TOKEN_TIMEOUT wins)
+    max_tokens = 8192                            # output cap per model call (default: 32,000,
+                                                 # 8,192 for a server at a base URL or Ollama)
 
     [retry]                                      # failed model calls (429, 529, 5xx, drops)
     attempts = 5                                 # tries in all, the first included
@@ -28,6 +30,8 @@ config.toml keys (all optional)::
 
     database = "postgresql://user:password@host:5432/deepacp"   # sessions in PostgreSQL
                                      # (DEEPACP_DATABASE_URL wins; default: SQLite in the home)
+    verify = false                # do not ask the agent to run the project's checks
+                                  # before it ends a turn that changed files
     [goal]                        # the /goal grader
     rounds = 3                    # gradings per turn at most (needs revision -> work again)
 
@@ -60,9 +64,9 @@ DEFAULT_REWIND_BUDGET = 256 * 2**20
 """Bytes of file copies restore points may keep in all (`[rewind] budget_mb`)."""
 TOP_LEVEL_KEYS = frozenset(
     {"model", "models", "effort", "providers", "retry", "prices", "sandbox", "database"}
-    | {"goal", "rewind"}
+    | {"goal", "rewind", "verify"}
 )
-PROVIDER_KEYS = frozenset({"base_url", "first_token_timeout"})
+PROVIDER_KEYS = frozenset({"base_url", "first_token_timeout", "max_tokens"})
 PRICE_KEYS = frozenset({"input", "output", "cache_read", "cache_write", "currency"})
 MAX_CONFIG_BYTES = 1 << 20
 """config.toml is read only if it is a regular file (a link to one is fine) this small."""
@@ -125,6 +129,8 @@ class UserConfig:
     """Provider name -> the API base URL to use (`[providers.NAME] base_url`)."""
     first_token_timeouts: dict[str, float] = field(default_factory=dict)
     """Provider name -> seconds to wait for an answer (`[providers.NAME] first_token_timeout`)."""
+    max_tokens: dict[str, int] = field(default_factory=dict)
+    """Provider name -> the output cap of each model call (`[providers.NAME] max_tokens`)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sandbox: SandboxPolicy | None = None
     goal_rounds: int = DEFAULT_GOAL_ROUNDS
@@ -133,6 +139,8 @@ class UserConfig:
     """A PostgreSQL URL: sessions live there, shared by every machine that names it."""
     rewind_budget: int = DEFAULT_REWIND_BUDGET
     """Bytes, from `[rewind] budget_mb`."""
+    verify: bool = True
+    """Ask the agent to run the project's checks before it ends a turn that changed files."""
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -207,6 +215,18 @@ def _providers(path: Path, providers: Any) -> tuple[dict[str, str], dict[str, fl
     return urls, timeouts
 
 
+def _max_tokens(path: Path, providers: Any) -> dict[str, int]:
+    caps = {}
+    for name, table in providers.items() if isinstance(providers, dict) else ():
+        cap = table.get("max_tokens") if isinstance(table, dict) else None
+        if cap is None:
+            continue
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ConfigError(f"{path}: [providers.{name}] max_tokens must be a whole number >= 1")
+        caps[name] = cap
+    return caps
+
+
 def _retry(path: Path, table: Any) -> RetryPolicy:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [retry] must be a table")
@@ -251,6 +271,12 @@ def _rewind_budget(path: Path, table: Any) -> int:
     return int(megabytes * 2**20)
 
 
+def _verify(path: Path, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: 'verify' must be true or false")
+    return value
+
+
 def load_config(home: Path | None = None) -> UserConfig:
     """Read config.toml; a missing file is an empty config, a broken one a `ConfigError`."""
     path = (home or deepacp_home()) / "config.toml"
@@ -286,12 +312,14 @@ def load_config(home: Path | None = None) -> UserConfig:
         effort=None if effort is None else parse_effort(effort, f"{path}: 'effort'"),
         base_urls=urls,
         first_token_timeouts=timeouts,
+        max_tokens=_max_tokens(path, data.get("providers", {})),
         retry=_retry(path, data.get("retry", {})),
         prices=_prices(data.get("prices", {}), path),
         sandbox=sandbox,
         goal_rounds=_goal_rounds(path, data.get("goal", {})),
         database=None if database is None else parse_database(database, f"{path}: 'database'"),
         rewind_budget=_rewind_budget(path, data.get("rewind", {})),
+        verify=_verify(path, data.get("verify", True)),
     )
 
 

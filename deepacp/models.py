@@ -6,7 +6,8 @@ for; a missing package or API key is one readable `ModelConfigError` line. A pro
 key is its environment variable, else the key `deepacp setup` stored (the variable wins).
 A provider's base URL is its variable (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` — how
 OpenAI-compatible local servers are used — `OLLAMA_HOST`), else `[providers.NAME] base_url`
-in config.toml. The clients' own retries are off: the harness retries (and says so).
+in config.toml. The clients' own retries are off: the harness retries (and says so). Every
+model gets an output cap (see `deepacp.output_cap`).
 
 How long a model call may wait for the server's next bytes (the first token above all, while
 a local server reads a long prompt): `DEEPACP_FIRST_TOKEN_TIMEOUT`, else
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 from deepacp.config import Effort, load_config
 from deepacp.effort import effort_options, with_answer_room
 from deepacp.errors import ConfigError, ModelConfigError
+from deepacp.output_cap import with_output_cap
 from deepacp.secrets import register_secrets
 
 if TYPE_CHECKING:
@@ -231,6 +233,12 @@ def provider_options(provider: str) -> dict[str, Any]:
     return options
 
 
+def served_locally(provider: str) -> bool:
+    """Whether `provider`'s models run on a server the user points at (an OpenAI-compatible
+    base URL, or Ollama) rather than the hosted API."""
+    return provider == "ollama" or (provider == "openai" and base_url(provider) is not None)
+
+
 def resolve_model(spec: str, effort: Effort | None = None) -> BaseChatModel:
     """Turn a spec string into a chat model instance, reasoning at `effort` where the model
     can (None: config.toml's `effort`, else the provider's default; see `deepacp.effort`)."""
@@ -242,10 +250,13 @@ def resolve_model(spec: str, effort: Effort | None = None) -> BaseChatModel:
     check_provider(spec)
     from langchain.chat_models import init_chat_model
 
-    effort = effort or load_config().effort
+    config = load_config()
+    effort = effort or config.effort
     options = provider_options(provider) | effort_options(provider, name, effort)
     try:
-        return with_answer_room(init_chat_model(name, model_provider=provider, **options))
+        model = init_chat_model(name, model_provider=provider, **options)
+        capped = with_output_cap(model, config.max_tokens.get(provider), served_locally(provider))
+        return with_answer_room(capped)
     except ImportError as exc:
         raise ModelConfigError(f"model {spec!r}: {exc}") from None
     except ValueError as exc:

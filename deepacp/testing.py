@@ -7,7 +7,8 @@ Script file format (public and stable)::
      "turns": [
        {"reasoning": "optional thought text", "content": "text to stream",
         "tool_calls": [{"id": "call_1", "name": "edit_file", "args": {...}}],
-        "delay_ms": 0, "finish_reason": "stop", "when": "optional substring"}
+        "delay_ms": 0, "finish_reason": "stop", "when": "optional substring",
+        "repeat": 1}
      ]}
 
 Each model call consumes the next turn; when turns run out the model answers
@@ -23,6 +24,7 @@ A turn with `when` is taken only by a request whose first human message contains
 text (the first such turn not yet taken); every other request takes the next turn without
 `when`. That keeps a script deterministic when a background sub-agent calls the model
 while its parent does too: tag the child's turns with a phrase from its brief.
+`repeat` streams `content` that many times over (a model caught in a loop).
 `finish_reason` ("stop", "length", "refusal") and `error` (raise a provider error with
 that message; `error_type` "api", "rate_limit" (both retried by the harness), "auth" or
 "context_overflow") are optional. With
@@ -79,6 +81,8 @@ class ScriptTurn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     reasoning: str | None = None
     content: str = ""
+    repeat: int = Field(default=1, ge=1)
+    """`content` streams this many times over."""
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
     delay_ms: int = Field(default=0, ge=0)
     finish_reason: Literal["stop", "length", "refusal"] | None = None
@@ -251,7 +255,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def _metadata(self, turn: ScriptTurn, messages: list[BaseMessage]) -> dict[str, Any]:
         prompt = sum(_estimate_tokens(text_of(m.content)) for m in messages)
-        output = _estimate_tokens(turn.content + (turn.reasoning or ""))
+        output = _estimate_tokens(turn.content * turn.repeat + (turn.reasoning or ""))
         return {
             "usage_metadata": {
                 "input_tokens": prompt,
@@ -265,7 +269,7 @@ class ScriptedChatModel(BaseChatModel):
         meta = self._metadata(turn, messages)
         extra = {"reasoning_content": turn.reasoning} if turn.reasoning else {}
         return AIMessage(
-            content=turn.content,
+            content=turn.content * turn.repeat,
             tool_calls=self._tool_calls(turn),
             additional_kwargs=extra,
             **meta,
@@ -276,8 +280,9 @@ class ScriptedChatModel(BaseChatModel):
         for i in range(0, len(turn.reasoning or ""), step):
             piece = turn.reasoning[i : i + step]  # type: ignore[index]
             yield AIMessageChunk(content="", additional_kwargs={"reasoning_content": piece})
-        for i in range(0, len(turn.content), step):
-            yield AIMessageChunk(content=turn.content[i : i + step])
+        for _ in range(turn.repeat):
+            for i in range(0, len(turn.content), step):
+                yield AIMessageChunk(content=turn.content[i : i + step])
         for index, call in enumerate(self._tool_calls(turn)):
             args = json.dumps(call["args"])
             cut = max(1, len(args) // 2)

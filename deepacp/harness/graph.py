@@ -33,6 +33,7 @@ from deepacp.harness.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepacp.harness.middleware.profile import ProfileMiddleware
 from deepacp.harness.middleware.readable_errors import ReadableErrorsMiddleware
 from deepacp.harness.middleware.refuse_approvals import RefuseApprovalsMiddleware
+from deepacp.harness.middleware.repetition import RepetitionGuardMiddleware
 from deepacp.harness.middleware.retry import RetryMiddleware
 from deepacp.harness.middleware.secrets import RedactSecretsMiddleware
 from deepacp.harness.middleware.skills import SkillsMiddleware
@@ -46,8 +47,10 @@ from deepacp.harness.middleware.subagents import (
 )
 from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.middleware.thinking import ThoughtOnlyRepliesMiddleware
+from deepacp.harness.middleware.tool_loops import ToolLoopMiddleware
 from deepacp.harness.middleware.truncation import TruncatedCallsMiddleware
 from deepacp.harness.middleware.usage import UsageMiddleware
+from deepacp.harness.middleware.verify import VerifyMiddleware
 from deepacp.harness.names import (
     HISTORY_DIR,
     LARGE_RESULTS_DIR,
@@ -179,8 +182,10 @@ def _child_core(backend: Backend, retry: RetryPolicy | None) -> list[Middleware]
         PatchToolCallsMiddleware(),
         RedactSecretsMiddleware(),
         ThoughtOnlyRepliesMiddleware(),
+        ToolLoopMiddleware(),
         TruncatedCallsMiddleware(),
         RetryMiddleware(retry),
+        RepetitionGuardMiddleware(),
         UsageMiddleware(),
     ]
 
@@ -301,6 +306,7 @@ def create_deep_agent(
     goal: str | GoalSource | None = None,
     goal_rounds: int = DEFAULT_GOAL_ROUNDS,
     background: BackgroundRunner | None = None,
+    verify: bool = True,
 ) -> Any:
     """Build a deep agent on LangChain's agent loop: file tools over `backend`, sub-agents,
     summarization, history repair, the caller's middleware, skills, memory and approvals.
@@ -330,6 +336,9 @@ def create_deep_agent(
     - `background`: where background sub-agents run; with one, the agent gets the
       background-task tools (see `deepacp.harness.middleware.background`; runners in
       `deepacp.harness.background`).
+    - `verify`: before a turn that changed files ends, ask the model once to run the
+      project's checks (see `deepacp.harness.middleware.verify`), unless the profile
+      says not to.
     """
     spec = model if isinstance(model, str) else None
     if isinstance(model, str):
@@ -377,8 +386,11 @@ def create_deep_agent(
         PatchToolCallsMiddleware(),  # answer tool calls left dangling by a crash or cancel
         RedactSecretsMiddleware(),  # no secret in tool results, model output or errors
         ThoughtOnlyRepliesMiddleware(),  # a reply of only thinking is left out of requests
+        *([VerifyMiddleware(backend)] if verify and profile.verify else []),  # check changes
+        ToolLoopMiddleware(),  # the same calls over and over: told once, then the turn ends
         TruncatedCallsMiddleware(),  # a call cut off by max_tokens is answered, never run
         RetryMiddleware(retry),  # 429 / 529 / 5xx / dropped: back off, tell the user, retry
+        RepetitionGuardMiddleware(),  # a reply stuck in a loop is stopped mid-stream
         UsageMiddleware(),  # the thread's token usage, as providers report it
     ]
     if goal is not None:  # a grader checks "done" before the turn ends

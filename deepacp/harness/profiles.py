@@ -54,6 +54,9 @@ class HarnessProfile:
     """Factories of middleware added after the harness's core, before the caller's."""
     subagent_model: str | None = None
     """The model spec for sub-agents that do not name one (None: the agent's model)."""
+    verify: bool = True
+    """Ask the model to run the project's checks before a turn that changed files ends
+    (see `deepacp.harness.middleware.verify`); False for models that cannot afford it."""
 
     def offers(self, tool: str) -> bool:
         return tool not in self.excluded_tools

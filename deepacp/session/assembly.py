@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy
+from deepacp.config import DEFAULT_GOAL_ROUNDS, RetryPolicy, load_config
 from deepacp.session.turns.approvals import APPROVAL_DECISIONS, GATED_TOOLS, ApprovalPolicy
 from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES
 
@@ -110,6 +110,7 @@ def assemble(
         goal=parts.goal,
         goal_rounds=parts.goal_rounds,
         background=parts.background,
+        verify=load_config().verify,
     )
 
 

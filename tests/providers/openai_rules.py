@@ -41,6 +41,16 @@ def _check_common(body: Any) -> None:
 def validate_chat(body: Any) -> None:
     """Check a Chat Completions request."""
     _check_common(body)
+    # API reference: `max_completion_tokens` (`max_tokens`, deprecated) is an integer >= 1.
+    for field in ("max_completion_tokens", "max_tokens"):
+        cap = body.get(field)
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise InvalidRequest(
+                f"Invalid '{field}': integer below minimum value. Expected a value >= 1, "
+                f"but got {cap} instead.",
+                param=field,
+                code="integer_below_min_value",
+            )
     for i, tool in enumerate(body.get("tools") or []):
         if tool.get("type") == "function":
             _check_function(i, tool.get("function") or {})

@@ -31,7 +31,8 @@ CANCEL_WITHIN = 2.0  # seconds from session/cancel to the `cancelled` answer
 def round_turn(phase: str, n: int) -> dict:
     """The one model call of round `n`."""
     if phase == "model stream":
-        return {"content": "streaming a long answer " * 60, "delay_ms": 5}
+        long = " ".join(f"streaming part {i} of a long answer" for i in range(60))
+        return {"content": long, "delay_ms": 5}  # no loop (the guard would stop one)
     if phase == "tool running":
         command = marked("sleep 30 & sleep 30", f"{RUN}-{n}")
         return {"tool_calls": [{"id": f"r{n}", "name": "execute", "args": {"command": command}}]}

@@ -58,6 +58,7 @@ def test_the_provider_variable_wins_over_the_config_base_url(isolated_home, monk
         ("[goal]\nrounds = 2.5", "goal.rounds must be a whole number of at least 1"),
         ("goal = 3", "goal.rounds must be a whole number of at least 1"),
         ("[rewind]\nbudget_mb = -1", "budget_mb must be a number of megabytes"),
+        ('verify = "no"', "'verify' must be true or false"),
     ],
 )
 def test_bad_values_are_one_line_errors(isolated_home, text, message):
@@ -96,3 +97,9 @@ def test_first_token_timeouts_are_read_per_provider(isolated_home):
         "[providers.ollama]\nfirst_token_timeout = 2.5\n"
     )
     assert load_config().first_token_timeouts == {"openai": 45.0, "ollama": 2.5}
+
+
+def test_verify_is_on_unless_turned_off(isolated_home):
+    assert load_config().verify is True
+    (isolated_home / "config.toml").write_text("verify = false\n")
+    assert load_config().verify is False

@@ -178,8 +178,8 @@ class LiveProjection:
             return []  # sub-agent internals stay inside their parent's card
         if mode == "messages":
             chunk, meta = data
-            if meta.get("langgraph_node") != "model" or isinstance(chunk, ToolMessage):
-                return []
+            if meta.get("langgraph_node") != "model" or not isinstance(chunk, AIMessage):
+                return []  # only the model's words: not the answers or notes its step adds
             text, thought = text_and_thought(chunk)
             events: list[Event] = []
             if thought:
