@@ -98,8 +98,11 @@ class SessionManager:
         self._watchers: dict[str, asyncio.Task] = {}
 
     def records(self, cwd: str | None = None) -> list[SessionRecord]:
-        """The stored sessions (of the workspace `cwd`), most recently used first."""
-        return self.store.list(str(Path(cwd)) if cwd else None)
+        """The stored sessions (of the workspace `cwd`), most recently used first — those
+        that never got a prompt (untitled: a session is titled by its first) after all the
+        others, so a picker leads with the conversations there are."""
+        found = self.store.list(str(Path(cwd)) if cwd else None)
+        return sorted(found, key=lambda record: record.title is None)  # stable: used order kept
 
     def record(self, session_id: str, cwd: str | None = None) -> SessionRecord:
         """The stored session `session_id` (of the workspace `cwd`, when given)."""
