@@ -256,7 +256,9 @@ class BackgroundTasksMiddleware(AgentMiddleware):
         record = self._record(task_id, runtime)
         name = CANCEL_BACKGROUND_TASK
         if record.get("status") == "running" and await self.runner.cancel(task_id):
-            update = {BACKGROUND_KEY: {task_id: TaskRecord(status="cancelled", delivered=True)}}
+            update: dict[str, Any] = {
+                BACKGROUND_KEY: {task_id: TaskRecord(status="cancelled", delivered=True)}
+            }
             return _answer(runtime, name, f"Cancelled background task {task_id}.", **update)
         status = self.runner.status(task_id) or record.get("status")
         return _answer(runtime, name, f"Background task {task_id} is not running ({status}).")
