@@ -240,7 +240,7 @@ async def test_rewind_alone_asks_which_prompt_and_a_conflict_asks_what_to_do(
         mine = b"one = 'mine'\n"
         (agent.workspace / "a.py").write_bytes(mine)
 
-        agent.client.answers = ["choice-0", "choice-1"]  # prompt 2 (newest first), "Keep mine"
+        agent.client.answers = ["choice-0", "choice-0"]  # prompt 2 (newest first), "Keep mine"
         await agent.prompt(session, "/rewind")
         which, conflict = agent.client.permission_requests[-2:]
         assert [o.name for o in which.options] == [
@@ -248,7 +248,7 @@ async def test_rewind_alone_asks_which_prompt_and_a_conflict_asks_what_to_do(
             "1. say hello (and the 1 after it)",
         ]
         assert "a.py" in (conflict.tool_call.title or "")
-        assert [o.name for o in conflict.options] == ["Restore anyway", "Keep mine", "Cancel"]
+        assert [o.name for o in conflict.options] == ["Keep mine", "Cancel", "Restore anyway"]
         said = last_text(agent, session)
         assert "Rewound to before prompt 2" in said and "Kept your versions of: a.py" in said
         assert files_of(agent.workspace) == {**BEFORE, "a.py": mine}

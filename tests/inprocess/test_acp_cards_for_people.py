@@ -34,8 +34,8 @@ async def test_background_task_cards_carry_no_advice_for_the_model(
         card = agent.client.cards()["s1"]["content"][-1].content.text
         assert card.startswith("Started background task bg-s1")
         assert "check_background_task" not in card and " you " not in f" {card} "
-        told = next(m for m in model_requests()[2]["messages"] if m.get("tool_call_id") == "s1")
-        assert 'check_background_task("bg-s1")' in told["content"]  # the model still reads it
+        told = [m for r in model_requests() for m in r["messages"] if m.get("tool_call_id") == "s1"]
+        assert 'check_background_task("bg-s1")' in told[0]["content"]  # the model still reads it
 
         while not any("(finished)" in str(u) for _, u in agent.client.updates):
             await asyncio.sleep(0.05)  # the task's end shows in the plan

@@ -75,3 +75,19 @@ async def test_command_output_reads_as_markdown_and_forks_have_distinct_titles(
         listed = await titles(agent)
         forks = [t for t in listed if t and t.startswith("fork of")]
         assert len(forks) == 3 and len(set(forks)) == 3, listed
+
+
+async def test_a_conflict_offers_what_keeps_your_work_first(agent_factory) -> None:
+    write = {"id": "w", "name": "write_file", "args": {"file_path": "a.txt", "content": "b\n"}}
+    async with agent_factory([{"tool_calls": [write]}, {"content": "wrote it"}]) as agent:
+        (agent.workspace / "a.txt").write_text("a\n")
+        session = await agent.new_session()
+        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+        await agent.prompt(session, "write a")
+        (agent.workspace / "a.txt").write_text("mine\n")
+        agent.client.answers = ["choice-0", "choice-0"]  # a client that picks the first
+        await agent.prompt(session, "/rewind")
+        conflict = agent.client.permission_requests[-1]
+        assert [o.name for o in conflict.options] == ["Keep mine", "Cancel", "Restore anyway"]
+        assert (agent.workspace / "a.txt").read_text() == "mine\n"
+        assert "Kept your versions of: a.txt" in last_text(agent, session)

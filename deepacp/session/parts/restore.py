@@ -174,7 +174,7 @@ class RestorePart(Part):
             files = ", ".join(done.conflicts)
             answer = await self._ask(
                 f"You changed these files after the agent did: {files}. Rewind them too?",
-                [RESTORE_ANYWAY, KEEP_MINE, CANCEL],
+                [KEEP_MINE, CANCEL, RESTORE_ANYWAY],  # what loses none of your work first
             )
             if answer not in (RESTORE_ANYWAY, KEEP_MINE):
                 return (
