@@ -33,11 +33,13 @@ from deepacp.session.parts.base import Part
 from deepacp.session.parts.goal import GoalPart
 from deepacp.session.parts.hooks import HooksPart
 from deepacp.session.parts.mcp import McpPart
+from deepacp.session.parts.permissions import PermissionsPart
 from deepacp.session.parts.replays import ReplaysPart
 from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.review import ReviewPart
 from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.parts.title import TitlePart
+from deepacp.session.permissions import WorkspaceRules
 from deepacp.session.replays import Replays
 from deepacp.session.snapshots import RestorePoints, discard
 from deepacp.session.store import Records, SessionRecord, SessionStore, Store
@@ -224,6 +226,7 @@ class SessionManager:
             )
 
         replays = isinstance(records, SessionStore) and here and remote is None
+        kept = isinstance(records, SessionStore)  # an ephemeral session remembers nothing
         parts: list[Part] = [
             McpPart(workspace.mcp_servers, self.harness_ready),
             TitlePart(),
@@ -233,6 +236,7 @@ class SessionManager:
             GoalPart(),
             BackgroundPart(background, here),
             restore,
+            PermissionsPart(WorkspaceRules(records.home, record.cwd) if kept else None),
             ReplaysPart(Replays(records.home) if replays else None),
         ]
         session = Session(
