@@ -24,10 +24,9 @@ import time
 from pathlib import Path
 
 from deepacp.models import resolve_model
-from deepacp.session.blobs import BlobStore
 from deepacp.session.lifecycle import SessionManager, Workspace
-from deepacp.session.snapshots import RestorePoints
-from deepacp.session.store import SessionStore
+from deepacp.session.restore import BlobStore, RestorePoints
+from deepacp.session.storage.sqlite import SessionStore
 
 SIZE = 1_000_000
 CONTENTS = 20

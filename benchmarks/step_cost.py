@@ -24,7 +24,7 @@ from pathlib import Path
 
 from deepacp.models import resolve_model
 from deepacp.session.lifecycle import SessionManager, Workspace
-from deepacp.session.store import SessionStore
+from deepacp.session.storage.sqlite import SessionStore
 
 MARKS = (10, 100, 1000, 4000)
 PER_TURN = 4

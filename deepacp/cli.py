@@ -11,6 +11,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from deepacp._version import __version__
+from deepacp.cli_help import page
+from deepacp.requires_python import check_python
 
 if TYPE_CHECKING:
     from deepacp.backends.sandbox import SandboxPolicy
@@ -55,11 +57,6 @@ BY_HAND = {
 """What each server says when a person starts it in a terminal, where no editor is."""
 
 
-def server_command() -> list[str]:
-    """How this installation starts its ACP server (the demo and doctor start it so)."""
-    return [sys.executable, "-m", "deepacp", "--stdio"]
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deepacp",
@@ -79,16 +76,40 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--remote", metavar="URL", help=REMOTE_HELP)
     parser.add_argument("--server", metavar="URL", help=SERVER_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser("demo", help="run the offline demo (scripted model, example project)")
-    commands.add_parser("lsp", help="serve the Language Server Protocol on stdin/stdout")
-    commands.add_parser("doctor", help="check the set-up and print the snippet for your editor")
     commands.add_parser(
-        "setup", help="choose the model provider and store its API key (asked in the terminal)"
+        "demo",
+        help="run the offline demo (scripted model, example project)",
+        **page("demo"),
+    )
+    commands.add_parser(
+        "lsp",
+        help="serve the Language Server Protocol on stdin/stdout",
+        **page("lsp"),
+    )
+    commands.add_parser(
+        "doctor",
+        help="check the set-up and print the snippet for your editor",
+        **page("doctor"),
+    )
+    commands.add_parser(
+        "setup",
+        help="choose the model provider and store its API key (asked in the terminal)",
+        **page("setup"),
+    )
+    commands.add_parser(
+        "logout",
+        help="forget the API keys `deepacp setup` stored",
+        **page("logout"),
     )
     run = commands.add_parser("run", help="run one prompt in a terminal, headless")
     run.add_argument("prompt", help="what to ask the agent")
     run.add_argument("--cwd", help="the workspace (default: the current directory)")
-    run.add_argument("--model", dest="run_model", help="model spec (overrides the global --model)")
+    run.add_argument(
+        "--model",
+        dest="run_model",
+        metavar="MODEL",
+        help="model spec (overrides the global --model)",
+    )
     run.add_argument(
         "--mode",
         default="ask",
@@ -136,6 +157,7 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
 
 
 def main(argv: list[str] | None = None) -> int:
+    check_python()  # first: on an older Python, one line instead of a traceback
     raw = sys.argv[1:] if argv is None else argv
     if raw[:1] == ["sandbox"]:  # an editor's terminal starting a sandboxed command for us
         from deepacp.backends.sandbox_launch import main as launch
@@ -165,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
             from deepacp.doctor import run_doctor
 
             return run_doctor(args.model, args.server)
+        if args.command == "logout":
+            from deepacp.setup import run_logout
+
+            return run_logout()
         if args.command == "demo":
             from deepacp.demo import run_demo
 

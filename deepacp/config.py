@@ -120,6 +120,11 @@ class UserConfig:
     """Bytes, from `[rewind] budget_mb`."""
 
 
+def unknown_key(table: dict[str, Any], known: set[str]) -> str | None:
+    """The first key of `table` (in sorted order) that is not `known`, if there is one."""
+    return min(set(table) - known, default=None)
+
+
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: 'prices' must be tables such as [prices.\"openai:gpt-5.1\"]")
@@ -128,9 +133,9 @@ def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
         where = f'{path}: [prices."{spec}"]'
         if not isinstance(table, dict):
             raise ConfigError(f"{where} must be a table of prices per million tokens")
-        unknown = set(table) - {"input", "output", "cache_read", "cache_write", "currency"}
-        if unknown:
-            raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+        known = {"input", "output", "cache_read", "cache_write", "currency"}
+        if (key := unknown_key(table, known)) is not None:
+            raise ConfigError(f"{where}: unknown key {key!r}")
         numbers = {k: v for k, v in table.items() if k != "currency"}
         for key, value in numbers.items():
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:

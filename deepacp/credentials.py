@@ -99,8 +99,8 @@ def stored_key(variable: str, home: Path | None = None) -> str | None:
         return None
 
 
-def forget_keys(home: Path | None = None) -> None:
-    """Remove every stored key, from the keyring too."""
+def forget_keys(home: Path | None = None) -> list[str]:
+    """Remove every stored key, from the keyring too; returns the variables they stood in for."""
     path = credentials_path(home)
     data = _read(path)
     backend = _keyring() if any(e.get("keyring") for e in data.values()) else None
@@ -109,3 +109,4 @@ def forget_keys(home: Path | None = None) -> None:
             with contextlib.suppress(Exception):  # gone already, or the keyring is locked
                 backend.delete_password(SERVICE, variable)
     path.unlink(missing_ok=True)
+    return sorted(data)

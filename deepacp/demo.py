@@ -16,9 +16,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, cast
 
-from deepacp.cli import server_command
 from deepacp.diffs import unified_diff
 from deepacp.events import PLAN_MARKS
+from deepacp.installation import server_command
 
 EXAMPLES = files("deepacp") / "examples"
 PROMPT = "test_median_even fails; please fix it."

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from deepacp._version import __version__
 from deepacp.backends.sandbox import sandbox_problem
-from deepacp.cli import server_command
 from deepacp.config import database_url, deepacp_home, load_config, sandbox_policy
 from deepacp.errors import ConfigError, StoreError
+from deepacp.installation import command_path, server_command
 from deepacp.logs import log_path
 from deepacp.models import PROVIDERS, SCRIPTED, check_provider, split_spec
 from deepacp.private import database_problems, loose_modes
@@ -72,7 +72,13 @@ def model_checks(flag: str | None) -> list[Check]:
         return [Check(False, str(exc))]
     origin, spec = next(((o, s) for o, s in sources if s), (None, None))
     if spec is None:
-        return [Check(False, "no model configured: set DEEPACP_MODEL or `model` in config.toml")]
+        return [
+            Check(
+                False,
+                "no model configured: run `deepacp setup`, or set DEEPACP_MODEL or `model` in "
+                "config.toml",
+            )
+        ]
     checks = [Check(True, f"model {spec} (from {origin})")]
     try:
         provider, _ = split_spec(spec)
@@ -148,8 +154,8 @@ def database_checks() -> list[Check]:
     if url is None:
         return []
     from deepacp.exposure import database_exposure
-    from deepacp.session.migrations import LATEST, schema_version
-    from deepacp.session.postgres import PostgresStore
+    from deepacp.session.storage.migrations import LATEST, schema_version
+    from deepacp.session.storage.postgres import PostgresStore
 
     store = PostgresStore(deepacp_home(), url)
     try:
@@ -246,13 +252,6 @@ def server_check() -> Check:
     if "result" not in answer:
         return Check(False, f"deepacp --stdio answered initialize with {answer}")
     return Check(True, f"deepacp --stdio answers initialize ({elapsed:.0f} ms)")
-
-
-def command_path() -> str:
-    """The full path of this installation's `deepacp` command: an editor started outside
-    the environment it is installed in cannot find a bare `deepacp`."""
-    beside = Path(sys.executable).parent / "deepacp"  # a venv's, pipx's or uv's bin folder
-    return str(beside) if beside.is_file() else shutil.which("deepacp") or "deepacp"
 
 
 BARE_COMMAND = re.compile(

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from deepacp.session.postgres import CONNECT_TIMEOUT, shown_url
+from deepacp.session.storage.postgres import CONNECT_TIMEOUT, shown_url
 
 SUPERUSER = "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
 PROBE = "/threads/search"

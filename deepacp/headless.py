@@ -124,7 +124,7 @@ async def _run(
     from deepacp.models import resolve_model
     from deepacp.session.hosts.threads import ServerThreads
     from deepacp.session.lifecycle import SessionManager, Workspace
-    from deepacp.session.store import open_store
+    from deepacp.session.storage import open_store
 
     manager = SessionManager(
         open_store(deepacp_home()),

@@ -16,6 +16,8 @@ from deepacp.private import private_dir, private_file
 from deepacp.secrets import redact, secret_values
 
 LOG_FILE = "deepacp.log"
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+"""What DEEPACP_LOG_LEVEL may be: what the log file keeps (stderr: warnings and errors)."""
 
 
 def log_path() -> Path:
@@ -81,7 +83,8 @@ def configure(
     With `terminal`, stderr is a person's terminal: one line a record, tracebacks held back
     by `terminal` (which counts them). `one_line`: each record in one line on stderr (an
     editor's log panel)."""
-    level = os.environ.get("DEEPACP_LOG_LEVEL", "INFO").upper()
+    wanted = (os.environ.get("DEEPACP_LOG_LEVEL") or "INFO").strip().upper()
+    level = wanted if wanted in LEVELS else "INFO"
     root = logging.getLogger()
     root.setLevel(level)
     redactor = RedactSecrets()
@@ -105,6 +108,10 @@ def configure(
         stderr.setFormatter(TerminalLines())
     elif one_line:
         stderr.setFormatter(FirstLine(layout))
+    if wanted != level:
+        logging.getLogger("deepacp").warning(
+            "DEEPACP_LOG_LEVEL=%s is not one of %s; logging at INFO", wanted, ", ".join(LEVELS)
+        )
     return path
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import threading
 from pathlib import Path
 
 from deepacp.errors import StoreError
@@ -69,6 +70,14 @@ def private_file(path: Path) -> Path:
         return path  # the caller's open reports it
     _tighten(path, FILE_MODE)
     return path
+
+
+def write_private(target: Path, data: bytes) -> None:
+    """Write `data` to `target` (0600) through a temporary file and a rename (named for the
+    process and thread, so writers at once never rename each other's file away)."""
+    tmp = private_file(target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"))
+    tmp.write_bytes(data)
+    tmp.replace(target)
 
 
 def private_database(path: Path) -> Path:

@@ -16,7 +16,7 @@ import sys
 from typing import TextIO
 
 from deepacp.config import deepacp_home
-from deepacp.credentials import store_key
+from deepacp.credentials import forget_keys, store_key
 from deepacp.errors import ConfigError, ModelConfigError
 from deepacp.models import PROVIDERS, check_provider, configured_spec, split_spec
 from deepacp.private import private_dir
@@ -101,4 +101,17 @@ def run_setup(model: str | None = None) -> int:
         out.write(f"Still to do: {exc}\n")
     else:
         out.write("Done: deepacp is ready for your editor.\n")
+    return 0
+
+
+def run_logout() -> int:
+    """Forget the keys `run_setup` stored, saying which; keys in the environment stay."""
+    forgotten = forget_keys()
+    if not forgotten:
+        print("No API keys stored by `deepacp setup`; nothing to forget.")
+        return 0
+    print(f"Forgot the stored {', '.join(forgotten)}.")
+    still_set = [variable for variable in forgotten if os.environ.get(variable)]
+    if still_set:
+        print(f"Still set in the environment (yours to unset): {', '.join(still_set)}.")
     return 0

@@ -62,7 +62,9 @@ from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE, parse_mode
 from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.sandbox import SandboxPart
-from deepacp.session.store import SessionRecord, SessionStore, Store, open_store
+from deepacp.session.storage import open_store
+from deepacp.session.storage.records import SessionRecord, Store
+from deepacp.session.storage.sqlite import SessionStore
 from deepacp.session.workspace import through_editor
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,8 @@ AGENT_INFO = {"name": "deepacp", "title": "deepacp", "version": __version__}
 
 @functools.cache
 def mcp_available() -> bool:
-    """Whether MCP servers can be connected (the `mcp` extra is installed)."""
+    """Whether MCP servers can be connected: langchain-mcp-adapters is a dependency, found
+    here without importing it (that waits until a session connects a server)."""
     return importlib.util.find_spec("langchain_mcp_adapters") is not None
 
 

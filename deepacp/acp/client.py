@@ -17,7 +17,7 @@ from acp.utils import request_model, serialize_params
 from pydantic import TypeAdapter
 
 from deepacp.acp import updates
-from deepacp.backends.editor import EditorError, TerminalStatus
+from deepacp.backends.editor_client import EditorError, TerminalStatus
 from deepacp.events import (
     ASK_IN_CHAT,
     CommandsChanged,

@@ -30,9 +30,10 @@ from typing import Any
 
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions
-from deepacp.session.blobs import write_private
+from deepacp.private import write_private
 from deepacp.session.replays import Replays
-from deepacp.session.store import SessionRecord, SessionStore, Store
+from deepacp.session.storage.records import SessionRecord, Store
+from deepacp.session.storage.sqlite import SessionStore
 
 log = logging.getLogger(__name__)
 

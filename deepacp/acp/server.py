@@ -122,7 +122,7 @@ async def serve_transport(
     if params is None:
         return
     from deepacp.acp.quickload import answer_load
-    from deepacp.session.store import open_store
+    from deepacp.session.storage import open_store
 
     store = open_store(deepacp_home())  # the one store of this process: one claim a session
     quick = await answer_load(transport, options, params, store)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 from acp import schema as S
@@ -46,7 +46,7 @@ from deepacp.events import (
     UserMessage,
 )
 from deepacp.session.modes import MODES
-from deepacp.session.store import now
+from deepacp.session.storage.records import now
 from deepacp.session.turns.usage import TokenUsage
 
 EFFORT_OPTION = "effort"
@@ -221,19 +221,39 @@ def mode_state(current: str) -> S.SessionModeState:
     )
 
 
-def effort_option(choice: EffortChoice) -> S.SessionConfigOptionSelect:
-    """The reasoning-effort picker (ACP category `thought_level`)."""
+def _select(
+    option_id: str,
+    name: str,
+    current: str,
+    choices: list[tuple[str, str, str | None]],
+    *,
+    category: Literal["mode", "model", "thought_level"] | None = None,
+    description: str | None = None,
+) -> S.SessionConfigOptionSelect:
+    """A picker among `choices` (value, name, description); what is None is not sent."""
     return S.SessionConfigOptionSelect(
         type="select",
-        id=EFFORT_OPTION,
-        name="Thinking",
+        id=option_id,
+        name=name,
+        category=category,
+        description=description,
+        current_value=current,
+        options=[
+            S.SessionConfigSelectOption(value=value, name=label, description=about)
+            for value, label, about in choices
+        ],
+    )
+
+
+def effort_option(choice: EffortChoice) -> S.SessionConfigOptionSelect:
+    """The reasoning-effort picker (ACP category `thought_level`)."""
+    return _select(
+        EFFORT_OPTION,
+        "Thinking",
+        choice.current,
+        [(level, choice.label(level), None) for level in choice.levels],
         category="thought_level",
         description="How much the model reasons before it answers",
-        current_value=choice.current,
-        options=[
-            S.SessionConfigSelectOption(value=level, name=choice.label(level))
-            for level in choice.levels
-        ],
     )
 
 
@@ -243,25 +263,10 @@ def config_options(
     """The session's pickers: mode, model, and thinking effort when the model has levels."""
     thinking = [effort_option(effort)] if effort is not None else []
     return [
-        S.SessionConfigOptionSelect(
-            type="select",
-            id="mode",
-            name="Mode",
-            category="mode",
-            current_value=mode,
-            options=[
-                S.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
-                for m in MODES
-            ],
+        _select(
+            "mode", "Mode", mode, [(m.id, m.name, m.description) for m in MODES], category="mode"
         ),
-        S.SessionConfigOptionSelect(
-            type="select",
-            id="model",
-            name="Model",
-            category="model",
-            current_value=model,
-            options=[S.SessionConfigSelectOption(value=spec, name=spec) for spec in models],
-        ),
+        _select("model", "Model", model, [(spec, spec, None) for spec in models], category="model"),
         *thinking,
     ]
 
@@ -270,16 +275,12 @@ def sandbox_option(current: SandboxPolicy, problem: str | None) -> S.SessionConf
     """The `sandbox` option: the policy commands run under. Where no sandbox can work it
     offers `off` alone, saying why, so the picker never claims a sandbox there is not."""
     choices: tuple[SandboxPolicy, ...] = ("off",) if problem else POLICIES
-    return S.SessionConfigOptionSelect(
-        type="select",
-        id=SANDBOX_OPTION,
-        name="Sandbox",
+    return _select(
+        SANDBOX_OPTION,
+        "Sandbox",
+        "off" if problem else current,
+        [(p, p, POLICY_DESCRIPTIONS[p]) for p in choices],
         description=f"No sandbox: {problem}" if problem else "How shell commands are confined",
-        current_value="off" if problem else current,
-        options=[
-            S.SessionConfigSelectOption(value=p, name=p, description=POLICY_DESCRIPTIONS[p])
-            for p in choices
-        ],
     )
 
 

@@ -2,7 +2,8 @@
 
 from deepacp.backends.base import BaseBackend, DelegatingBackend
 from deepacp.backends.composite import CompositeBackend
-from deepacp.backends.editor import EditorBackend, EditorClient, EditorError, TerminalStatus
+from deepacp.backends.editor import EditorBackend
+from deepacp.backends.editor_client import EditorClient, EditorError, TerminalStatus
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.permissions import (

@@ -4,20 +4,18 @@ Reads go to the editor (so the agent sees unsaved buffers), writes go to the edi
 records the change and offers its own review), commands run in the editor's terminal (so
 the output shows live) — each only when the editor offers it; otherwise the disk backend
 underneath does the work. Paths are confined by that disk backend before the editor is
-asked anything. The editor is reached through the small `EditorClient` protocol, which a
-face (the ACP server) implements.
+asked anything. The editor is reached through the small `EditorClient` protocol
+(`editor_client.py`), which a face (the ACP server) implements.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from deepacp.backends.base import DelegatingBackend
+from deepacp.backends.editor_client import EditorClient, EditorError
 from deepacp.backends.editor_review import EditorReview
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import FilesystemBackend
@@ -34,43 +32,6 @@ from deepacp.backends.shell import (
     guarded_run,
     shell_argv,
 )
-
-
-class EditorError(Exception):
-    """The editor refused or failed a request (the message says why)."""
-
-
-@dataclass(frozen=True)
-class TerminalStatus:
-    output: str
-    truncated: bool
-    exit_code: int | None
-    signal: str | None
-    exited: bool
-
-
-class EditorClient(Protocol):
-    """What the editor offers. Methods raise `EditorError` when the editor says no."""
-
-    can_read: bool
-    can_write: bool
-    can_run: bool
-
-    async def read_text_file(self, path: str) -> str: ...
-
-    async def write_text_file(self, path: str, content: str) -> None: ...
-
-    async def create_terminal(self, argv: Sequence[str], cwd: str, output_limit: int) -> str:
-        """Start `argv` (program, then its arguments) in a terminal; returns its id."""
-        ...
-
-    async def wait_for_exit(self, terminal_id: str) -> None: ...
-
-    async def terminal_status(self, terminal_id: str) -> TerminalStatus: ...
-
-    async def kill_terminal(self, terminal_id: str) -> None: ...
-
-    async def release_terminal(self, terminal_id: str) -> None: ...
 
 
 class EditorBackend(DelegatingBackend[FilesystemBackend]):

@@ -11,12 +11,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from deepacp.backends.editor_client import EditorClient
 from deepacp.feedback import ReviewFinding, review_findings, review_note
-
-if TYPE_CHECKING:
-    from deepacp.backends.editor import EditorClient
 
 MAX_TRACKED = 50
 """Files followed at once (the most recently written): each is read back before every call."""

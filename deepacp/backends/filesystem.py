@@ -65,14 +65,7 @@ class FilesystemBackend(BaseBackend):
         )
 
     def workspace_path(self, path: str) -> str:
-        error: PathError | None = None
-        for root in self._roots:
-            try:
-                return to_workspace_path(path, root)
-            except PathError as exc:
-                error = exc
-        assert error is not None
-        raise error
+        return to_workspace_path(path, *self._roots)
 
     def disk_path(self, path: str) -> Path:
         relative = self.workspace_path(path)

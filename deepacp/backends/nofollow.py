@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from deepacp.backends.errors import BackendError, NotFoundError, PathError
@@ -25,28 +26,41 @@ def split(relative: str) -> tuple[str, str]:
     return folder, name
 
 
-def _walk(root: Path, folder: str, create: bool) -> int:
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+def descend(fd: int, names: Iterable[str], open_child: Callable[[int, str], int]) -> int:
+    """The folder reached from the open folder `fd` through `names`, each opened in the
+    one before by `open_child(parent, name)`; `fd` is closed, also when a step fails."""
     try:
-        for name in folder.split("/") if folder else ():
-            try:
-                child = os.open(name, FOLDER_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(name, 0o777, dir_fd=fd)
-                child = os.open(name, FOLDER_FLAGS, dir_fd=fd)
-            except NotADirectoryError:
-                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                    raise OSError(errno.ELOOP, "a symbolic link") from None
-                raise
+        for name in names:
+            child = open_child(fd, name)
             os.close(fd)
             fd = child
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _child(parent: int, name: str, create: bool) -> int:
+    """The folder `name` in `parent`, never a link; `create`: made first if missing."""
+    try:
+        return os.open(name, FOLDER_FLAGS, dir_fd=parent)
+    except FileNotFoundError:
+        if not create:
+            raise
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o777, dir_fd=parent)
+        return os.open(name, FOLDER_FLAGS, dir_fd=parent)
+    except NotADirectoryError:
+        if stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            raise OSError(errno.ELOOP, "a symbolic link") from None
+        raise
+
+
+def _walk(root: Path, folder: str, create: bool) -> int:
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    return descend(
+        fd, folder.split("/") if folder else (), functools.partial(_child, create=create)
+    )
 
 
 @contextlib.contextmanager

@@ -57,19 +57,22 @@ def clean_path(path: str) -> str:
     return collapsed
 
 
-def to_workspace_path(path: str, root: str) -> str:
-    """Return the workspace path for `path` under `root` (an absolute POSIX path)."""
+def to_workspace_path(path: str, *roots: str) -> str:
+    """Return the workspace path for `path` under the first of `roots` it is in (absolute
+    POSIX paths: one folder by the names it is given, say as given and resolved)."""
     cleaned = clean_path(path)
     if cleaned == ".":
         return ""
     if not cleaned.startswith("/"):
         return cleaned
-    root = root.rstrip("/")
-    if cleaned == root or root == "":
-        return cleaned[len(root) + 1 :] if root else cleaned.lstrip("/")
-    if cleaned.startswith(root + "/"):
-        return cleaned[len(root) + 1 :]
-    raise PathError(f"{path} is outside the workspace ({root or '/'})")
+    for root in (r.rstrip("/") for r in roots):
+        if root == "":
+            return cleaned.lstrip("/")
+        if cleaned == root:
+            return ""
+        if cleaned.startswith(root + "/"):
+            return cleaned[len(root) + 1 :]
+    raise PathError(f"{path} is outside the workspace ({roots[-1].rstrip('/') or '/'})")
 
 
 def confine(root: Path, workspace_path: str, *, follow_final: bool = True) -> Path:

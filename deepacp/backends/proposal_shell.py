@@ -7,7 +7,7 @@ unprivileged user do this), with the bubblewrap sandbox inside it. The upper lay
 with the proposed files; proposed deletions are made inside the sandbox before the
 command (they become whiteouts). The workspace is writable in the sandbox, but every
 write lands in the upper layer: after the command, each file there that differs from the
-proposal is written to (or deleted from) the proposal through the overlay backend, so
+proposal is written to (or deleted from) it through the `Proposal` (the overlay backend), so
 review, accept and reject treat it like the agent's own edits. The user's files are
 never touched. Caches (`IGNORED_DIRS`, anything .gitignore'd) and the `GUARDED_PATHS`
 stay out of the proposal; so does everything when the command wrote more than
@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.guard import GUARDED_PATHS
@@ -40,9 +40,6 @@ from deepacp.backends.protocol import MAX_TEXT_BYTES, ExecuteResult, ShellComman
 from deepacp.backends.pysearch import is_ignored
 from deepacp.backends.sandbox import Sandbox, SandboxPolicy, SandboxSetting, sandbox_problem
 from deepacp.backends.shell import LocalShell, checked_timeout, command_policy, shell_argv
-
-if TYPE_CHECKING:
-    from deepacp.backends.overlay import OverlayBackend
 
 MAX_PROPOSED_FILES = 200
 MAX_PROPOSED_BYTES = 8 << 20
@@ -238,15 +235,28 @@ def _opaque(path: str) -> bool:
         return False
 
 
-async def propose(overlay: OverlayBackend, written: Written) -> tuple[list[str], list[str]]:
+class Proposal(Protocol):
+    """What commands run over: the agent's proposed files, which their writes join
+    (`OverlayBackend` is one)."""
+
+    def proposed(self) -> dict[str, str | None]: ...
+
+    async def read_text(self, path: str) -> str: ...
+
+    async def write_text(self, path: str, content: str) -> None: ...
+
+    async def delete(self, path: str) -> None: ...
+
+
+async def propose(proposal: Proposal, written: Written) -> tuple[list[str], list[str]]:
     """Make what the command wrote part of the proposal; the paths proposed, and the
     lines saying what was not (and why)."""
     changed: dict[str, str | None] = {}
     for relative, text in written.files.items():
-        if await _text(overlay, relative) != text:
+        if await _text(proposal, relative) != text:
             changed[relative] = text
     for relative in written.gone:
-        if await _text(overlay, relative) is not None:
+        if await _text(proposal, relative) is not None:
             changed[relative] = None
     problems = [f"{path}: {why}" for path, why in sorted(written.skipped.items())]
     size = sum(len(text.encode("utf-8")) for text in changed.values() if text is not None)
@@ -261,9 +271,9 @@ async def propose(overlay: OverlayBackend, written: Written) -> tuple[list[str],
     for relative, new in sorted(changed.items()):
         try:
             if new is None:
-                await overlay.delete(relative)
+                await proposal.delete(relative)
             else:
-                await overlay.write_text(relative, new)
+                await proposal.write_text(relative, new)
         except BackendError as exc:
             problems.append(str(exc))
         else:
@@ -271,9 +281,9 @@ async def propose(overlay: OverlayBackend, written: Written) -> tuple[list[str],
     return done, problems
 
 
-async def _text(overlay: OverlayBackend, relative: str) -> str | None:
+async def _text(proposal: Proposal, relative: str) -> str | None:
     try:
-        return await overlay.read_text(relative)
+        return await proposal.read_text(relative)
     except BackendError:
         return None
 
@@ -283,23 +293,28 @@ def _with_note(result: ExecuteResult, note: str) -> ExecuteResult:
 
 
 class ProposalShell:
-    """`shell`'s commands over the proposal of `overlay` (see the module)."""
+    """`shell`'s commands over `proposal` (see the module)."""
 
-    def __init__(self, overlay: OverlayBackend, shell: LocalShell) -> None:
-        self.overlay = overlay
+    def __init__(self, proposal: Proposal, shell: LocalShell) -> None:
+        self.proposal = proposal
         self.shell = shell
+
+    def on_disk(self, run: ShellCommand) -> str | None:
+        """Why `run` runs on the files on disk rather than over the proposal (None: over
+        the proposal, so the disk is left as it is)."""
+        if run.outside_sandbox:
+            return "it ran outside the sandbox, as approved"
+        if command_policy(self.shell.sandbox, run) in (None, "off"):
+            return "the sandbox is off"
+        return overlay_problem()
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
         sandbox = self.shell.sandbox
         policy = command_policy(sandbox, run)
-        problem = overlay_problem()
-        if run.outside_sandbox:
-            problem = "it ran outside the sandbox, as approved"
-        elif policy in (None, "off"):
-            problem = "the sandbox is off"
+        problem = self.on_disk(run)
         if problem is not None or sandbox is None or policy is None:
             result = await self.shell.execute(run)
-            if not self.overlay.proposed():
+            if not self.proposal.proposed():
                 return result
             return _with_note(
                 result,
@@ -308,14 +323,14 @@ class ProposalShell:
             )
         timeout = checked_timeout(run, self.shell.default_timeout)
         writable: SandboxPolicy = "workspace-write" if policy == "read-only" else policy
-        proposed = self.overlay.proposed()
+        proposed = self.proposal.proposed()
         root = sandbox.root.resolve()
         with _layers() as layers:
             gone = materialize(layers / "upper", proposed)
             argv = sandbox.wrap(deleting_first(gone, shell_argv(run.command)), writable)
             result = await self.shell.run_argv(mounted(argv, root, layers), timeout, run.on_output)
             written = read_back(root, layers / "upper", proposed)
-        done, problems = await propose(self.overlay, written)
+        done, problems = await propose(self.proposal, written)
         note = "[sandbox: ran over the proposal, in an overlay of the workspace; "
         note += f"now proposed too: {', '.join(done)}" if done else "it proposes no file"
         if problems:

@@ -73,23 +73,14 @@ def remote_program() -> str:
 class RemoteShell:
     """Commands in the remote root, through the runner."""
 
-    def __init__(
-        self,
-        runner: Runner,
-        root: str,
-        *,
-        default_timeout: float = DEFAULT_TIMEOUT,
-        max_output: int = DEFAULT_MAX_OUTPUT,
-    ) -> None:
+    def __init__(self, runner: Runner, root: str) -> None:
         self.runner = runner
         self.root = root
-        self.default_timeout = default_timeout
-        self.max_output = max_output
         self.env = command_environment()
         self._slots = CommandSlots(PARALLEL, BACKGROUND_COMMANDS)
 
     async def execute(self, run: ShellCommand) -> ExecuteResult:
-        timeout = checked_timeout(run, self.default_timeout)
+        timeout = checked_timeout(run, DEFAULT_TIMEOUT)
         argv = self.runner.argv(["sh", "-c", EXECUTE, "sh", self.root, run.command])
         async with self._slots.held():
             return await run_streamed(
@@ -98,7 +89,7 @@ class RemoteShell:
                 env=self.env,
                 timeout=timeout,
                 on_output=run.on_output,
-                max_output=self.max_output,
+                max_output=DEFAULT_MAX_OUTPUT,
                 hold_stdin=True,
             )
 
@@ -159,14 +150,7 @@ class RemoteBackend(BaseBackend):
         return self._shell
 
     def workspace_path(self, path: str) -> str:
-        error: PathError | None = None
-        for root in self._roots:
-            try:
-                return to_workspace_path(path, root)
-            except PathError as exc:
-                error = exc
-        assert error is not None
-        raise error
+        return to_workspace_path(path, *self._roots)
 
     def resolved_path(self, path: str) -> str:
         """Where `path`'s links lead, asked of the remote machine. Synchronous, as the

@@ -11,7 +11,7 @@ from contextvars import ContextVar
 in_background: ContextVar[bool] = ContextVar("deepacp_in_background", default=False)
 """True while a background task works (set by the task's runner, in the task's own context):
 its commands take a background slot, and what it changes between turns is kept in the last
-restore point (`deepacp.session.rewind`)."""
+restore point (`deepacp.session.restore`)."""
 
 
 class CommandSlots:

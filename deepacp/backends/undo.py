@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import os
 import stat
@@ -15,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from deepacp.backends.nofollow import FOLDER_FLAGS, descend
+
 MAX_DEPTH = 256
 """Folders deeper than this under a path being removed are not followed: it fails."""
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
 """A path missing, or with a file or a link where a folder should be: not in the workspace."""
 
@@ -54,41 +56,32 @@ def _grant(parent: int, name: str) -> None:
 
 def _open_root(root: Path, repair: bool) -> int:
     try:
-        return os.open(root, _FOLDER)
+        return os.open(root, FOLDER_FLAGS)
     except PermissionError:
         if not repair:
             raise
         os.chmod(root, stat.S_IMODE(os.stat(root).st_mode) | stat.S_IRWXU)
-        return os.open(root, _FOLDER)
+        return os.open(root, FOLDER_FLAGS)
 
 
 def _open_child(parent: int, name: str, repair: bool) -> int:
     """The folder `name` in `parent`, never a link; with `repair`, the rights to open it
     are given back first if a command took them (on `parent`, then on the folder)."""
     try:
-        return os.open(name, _FOLDER, dir_fd=parent)
+        return os.open(name, FOLDER_FLAGS, dir_fd=parent)
     except PermissionError:
         if not repair:
             raise
     _writable(parent)
     with contextlib.suppress(PermissionError):
-        return os.open(name, _FOLDER, dir_fd=parent)
+        return os.open(name, FOLDER_FLAGS, dir_fd=parent)
     _grant(parent, name)
-    return os.open(name, _FOLDER, dir_fd=parent)
+    return os.open(name, FOLDER_FLAGS, dir_fd=parent)
 
 
 def _open_folder(root: Path, parts: tuple[str, ...], repair: bool) -> int:
     """A descriptor of the folder `root/parts`, reached without following links."""
-    fd = _open_root(root, repair)
-    try:
-        for part in parts:
-            child = _open_child(fd, part, repair)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return descend(_open_root(root, repair), parts, functools.partial(_open_child, repair=repair))
 
 
 def capture(root: Path, path: Path) -> PathState:

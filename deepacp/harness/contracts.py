@@ -1,7 +1,7 @@
 """What the harness hands the session runtime, typed once for both sides: the progress a
-tool writes to the stream, the artifact a file change leaves on its result, the
-interrupts a run stops on, and what hooks decide about a tool call. Light to import (no
-LangChain).
+tool writes to the stream (as the very events the faces show: `deepacp.events.ToolOutput`,
+`ToolTerminal`), the artifact a file change leaves on its result, the interrupts a run
+stops on, and what hooks decide about a tool call. Light to import (no LangChain).
 """
 
 from __future__ import annotations
@@ -10,24 +10,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-
-@dataclass(frozen=True, slots=True)
-class ToolOutputSignal:
-    """Output a running tool produced (streamed on the run's `custom` channel)."""
-
-    tool_call_id: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolTerminalSignal:
-    """The tool's command runs in the editor's terminal `terminal_id`."""
-
-    tool_call_id: str
-    terminal_id: str
-
-
-ToolSignal = ToolOutputSignal | ToolTerminalSignal
+from deepacp.events import ToolOutput, ToolTerminal
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +64,7 @@ def signal_from_json(value: Any) -> Any:
     anything else as it is."""
     if not isinstance(value, dict):
         return value
-    for kind in (ToolOutputSignal, ToolTerminalSignal, ModelRetrySignal, NoticeSignal):
+    for kind in (ToolOutput, ToolTerminal, ModelRetrySignal, NoticeSignal):
         if set(value) == set(kind.__slots__):
             return kind(**value)
     return value

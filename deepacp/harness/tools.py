@@ -20,12 +20,8 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend, GrepQuery, Shell, ShellCommand
 from deepacp.backends.sandbox import failure_hint
-from deepacp.harness.contracts import (
-    EditArtifact,
-    NoticeSignal,
-    ToolOutputSignal,
-    ToolTerminalSignal,
-)
+from deepacp.events import ToolOutput, ToolTerminal
+from deepacp.harness.contracts import EditArtifact, NoticeSignal
 from deepacp.harness.names import DELETE, EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 from deepacp.secrets import clip
 
@@ -273,10 +269,10 @@ def execute_tool(shell: Shell) -> BaseTool:
         call_id = runtime.tool_call_id or ""  # always set when the agent calls the tool
 
         def forward(text: str) -> None:
-            runtime.stream_writer(ToolOutputSignal(call_id, text))
+            runtime.stream_writer(ToolOutput(call_id, text))
 
         def show_terminal(terminal_id: str) -> None:
-            runtime.stream_writer(ToolTerminalSignal(call_id, terminal_id))
+            runtime.stream_writer(ToolTerminal(call_id, terminal_id))
 
         run = ShellCommand(command, timeout, forward, show_terminal, outside_sandbox)
         result = await shell.execute(run)

@@ -140,12 +140,20 @@ def _accepted(proposal: Proposal, part: FileEdit, current: str) -> T.Command:
     return command("Accepted", ACCEPTED, proposal.id, part.uri, ids, *texts)
 
 
-def _reject(proposal: Proposal, change: FileChange, hunk: Hunk, title: str) -> T.CodeAction:
+def _quick_fix(
+    title: str,
+    run: T.Command,
+    edit: T.WorkspaceEdit | None = None,
+    preferred: bool | None = None,
+) -> T.CodeAction:
+    """A quick fix that applies `edit` (if any), then runs `run`; None is not sent."""
     return T.CodeAction(
-        title=title,
-        kind=T.CodeActionKind.QuickFix,
-        command=command("Reject hunk", REJECT_HUNK, proposal.id, change.uri, hunk.id),
+        title=title, kind=T.CodeActionKind.QuickFix, edit=edit, command=run, is_preferred=preferred
     )
+
+
+def _reject(proposal: Proposal, change: FileChange, hunk: Hunk, title: str) -> T.CodeAction:
+    return _quick_fix(title, command("Reject hunk", REJECT_HUNK, proposal.id, change.uri, hunk.id))
 
 
 def code_actions(
@@ -186,26 +194,15 @@ def code_actions(
                 _reject(proposal, change, hunk, f"deepacp: reject hunk ({why}){named_as}")
             )
             continue
+        accepted = _accepted(proposal, part, current)
         actions.append(
-            T.CodeAction(
-                title=f"deepacp: Accept this hunk{named_as}",
-                kind=T.CodeActionKind.QuickFix,
-                edit=edit,
-                command=_accepted(proposal, part, current),
-                is_preferred=True,
-            )
+            _quick_fix(f"deepacp: Accept this hunk{named_as}", accepted, edit, preferred=True)
         )
         actions.append(_reject(proposal, change, hunk, f"deepacp: Reject hunk{named_as}"))
     part = file_edit(change, current, version, support)
     if (edit := workspace_edit([part], support)) is not None:
-        actions.append(
-            T.CodeAction(
-                title=f"deepacp: Accept all in file{named_as}",
-                kind=T.CodeActionKind.QuickFix,
-                edit=edit,
-                command=_accepted(proposal, part, current),
-            )
-        )
+        accepted = _accepted(proposal, part, current)
+        actions.append(_quick_fix(f"deepacp: Accept all in file{named_as}", accepted, edit))
     parts = proposal_edits(proposal, documents, support)
     if (everything := workspace_edit(parts, support)) is not None:
         covered = {p.uri: list(p.covered) for p in parts if p.covered}
@@ -214,14 +211,8 @@ def code_actions(
             for p in parts
             if p.covered
         }
-        actions.append(
-            T.CodeAction(
-                title=f"deepacp: Accept proposal{named_as}",
-                kind=T.CodeActionKind.QuickFix,
-                edit=everything,
-                command=command("Accepted", ACCEPTED_PROPOSAL, proposal.id, covered, texts),
-            )
-        )
+        accepted = command("Accepted", ACCEPTED_PROPOSAL, proposal.id, covered, texts)
+        actions.append(_quick_fix(f"deepacp: Accept proposal{named_as}", accepted, everything))
     if "annotated" in tiers:
         actions.append(
             T.CodeAction(
@@ -230,20 +221,10 @@ def code_actions(
                 command=command("Review in editor", REVIEW, proposal.id),
             )
         )
-    actions.append(
-        T.CodeAction(
-            title=f"deepacp: Reject proposal{named_as}",
-            kind=T.CodeActionKind.QuickFix,
-            command=command("Reject proposal", REJECT_PROPOSAL, proposal.id),
-        )
-    )
-    actions.append(
-        T.CodeAction(
-            title=f"deepacp: Show diff{named_as}",
-            kind=T.CodeActionKind.QuickFix,
-            command=command("Show diff", SHOW_DIFF, proposal.id),
-        )
-    )
+    reject = command("Reject proposal", REJECT_PROPOSAL, proposal.id)
+    actions.append(_quick_fix(f"deepacp: Reject proposal{named_as}", reject))
+    show = command("Show diff", SHOW_DIFF, proposal.id)
+    actions.append(_quick_fix(f"deepacp: Show diff{named_as}", show))
     return actions
 
 

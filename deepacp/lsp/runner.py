@@ -188,7 +188,7 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     proposal. Cancelled, it keeps the edits made so far as a partial proposal."""
     from deepacp.models import check_provider, configured_spec, resolve_model
     from deepacp.session.lifecycle import SessionManager, Workspace
-    from deepacp.session.store import open_store
+    from deepacp.session.storage import open_store
 
     spec = configured_spec(ls.options.model)
     check_provider(spec)

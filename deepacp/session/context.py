@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from deepacp.backends.protocol import Backend
     from deepacp.session.handler import SessionHandler
     from deepacp.session.hosts import Host
-    from deepacp.session.store import Records, SessionRecord
+    from deepacp.session.storage.records import Records, SessionRecord
     from deepacp.session.turns.approvals import ApprovalPolicy
     from deepacp.session.turns.queue import TurnQueue
 

@@ -39,7 +39,7 @@ from deepacp.session.handler import SessionHandler
 from deepacp.session.hosts import Host
 from deepacp.session.modes import Mode
 from deepacp.session.parts.base import EndedTurn, Part, PromptStart, title_from
-from deepacp.session.store import Records, SessionRecord
+from deepacp.session.storage.records import Records, SessionRecord
 from deepacp.session.turns.approvals import ApprovalPolicy
 from deepacp.session.turns.control import TurnCancelled
 from deepacp.session.turns.queue import TurnQueue

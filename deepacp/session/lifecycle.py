@@ -20,7 +20,6 @@ from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetti
 from deepacp.config import Effort
 from deepacp.errors import RemoteUnavailable, SessionNotFound, WrongWorkspace
 from deepacp.session.core import Session
-from deepacp.session.ephemeral import EphemeralRecords
 from deepacp.session.handler import SessionHandler
 from deepacp.session.hosts import Host
 from deepacp.session.hosts.langgraph import ServerHost
@@ -39,10 +38,12 @@ from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.review import ReviewPart
 from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.parts.title import TitlePart
-from deepacp.session.permissions import WorkspaceRules
 from deepacp.session.replays import Replays
-from deepacp.session.snapshots import RestorePoints, discard
-from deepacp.session.store import Records, SessionRecord, SessionStore, Store
+from deepacp.session.restore import RestorePoints, discard
+from deepacp.session.storage.ephemeral import EphemeralRecords
+from deepacp.session.storage.permissions import WorkspaceRules
+from deepacp.session.storage.records import Records, SessionRecord, Store
+from deepacp.session.storage.sqlite import SessionStore
 from deepacp.session.turns.approvals import ApprovalPolicy, runs_code_later
 from deepacp.session.workspace import (
     ReviewSource,
@@ -226,7 +227,7 @@ class SessionManager:
             )
 
         replays = isinstance(records, SessionStore) and here and remote is None
-        kept = isinstance(records, SessionStore)  # an ephemeral session remembers nothing
+        kept = not isinstance(records, EphemeralRecords)  # an ephemeral one remembers nothing
         parts: list[Part] = [
             McpPart(workspace.mcp_servers, self.harness_ready),
             TitlePart(),

@@ -167,7 +167,7 @@ class McpServers:
             from langchain_mcp_adapters.sessions import create_session
             from langchain_mcp_adapters.tools import load_mcp_tools
         except ImportError:
-            missing = "MCP support is not installed: pip install 'deepacp[mcp]'"
+            missing = "langchain-mcp-adapters is missing from this installation: reinstall deepacp"
             ready.set_exception(RuntimeError(missing))
             return
         except BaseException as exc:  # the harness failed to load, or the session closed

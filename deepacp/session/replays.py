@@ -24,8 +24,7 @@ from typing import Any
 from deepacp import events
 from deepacp._version import __version__
 from deepacp.events import Event
-from deepacp.private import private_dir
-from deepacp.session.blobs import write_private
+from deepacp.private import private_dir, write_private
 
 log = logging.getLogger(__name__)
 

@@ -142,7 +142,7 @@ async def test_server_log_file_records_failures_with_secrets_redacted(agent_fact
 def test_the_session_database_is_reported_when_configured(tmp_path: Path, postgres_server) -> None:
     import psycopg
 
-    from deepacp.session.migrations import LATEST, migrate
+    from deepacp.session.storage.migrations import LATEST, migrate
     from tests.support.postgres import free_port
 
     script = tmp_path / "script.json"

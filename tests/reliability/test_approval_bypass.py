@@ -24,7 +24,7 @@ from deepacp.models import resolve_model
 from deepacp.session.core import Session
 from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
-from deepacp.session.store import SessionStore
+from deepacp.session.storage.sqlite import SessionStore
 from tests.support.reliability import FULL
 
 MCP_SERVER = str(Path(__file__).parents[1] / "e2e" / "mcp_server.py")

@@ -49,11 +49,6 @@ def with_bin_on_path(host: Host) -> dict[str, str]:
     return {**host.env, "PATH": f"{host.workspace / 'bin'}{os.pathsep}{os.environ['PATH']}"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="restore points (deepacp/session/gitobjects.py) still run the first git on PATH: "
-    "wired to gitview.find_git at the merge, which removes this mark",
-)
 async def test_a_git_planted_on_path_in_the_workspace_never_runs(host: Host, host_tmp) -> None:
     marker = host_tmp / "ran"
     turns = [

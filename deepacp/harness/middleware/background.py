@@ -38,7 +38,7 @@ from deepacp.harness.background import (
     shown_status,
 )
 from deepacp.harness.messages import CARD_TEXT
-from deepacp.harness.middleware.subagents import child_input
+from deepacp.harness.middleware.subagents import TaskArgs, agents_offered, child_input
 from deepacp.harness.names import (
     CANCEL_BACKGROUND_TASK,
     CHECK_BACKGROUND_TASK,
@@ -51,16 +51,6 @@ from deepacp.harness.usage import USAGE_KEY
 
 class BackgroundState(AgentState):
     background_tasks: NotRequired[Annotated[dict[str, TaskRecord], merge_tasks]]
-
-
-class StartArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    description: str = Field(
-        description="A complete, self-contained brief: the goal, what you already know, and "
-        "what to report back. The sub-agent sees nothing else."
-    )
-    subagent_type: str = Field(description="Which sub-agent to use (see the tool description).")
-    runtime: ToolRuntime
 
 
 class TaskIdArgs(BaseModel):
@@ -104,13 +94,11 @@ def _answer(
 
 
 def start_description(agents: Mapping[str, str]) -> str:
-    listing = "\n".join(f"- {name}: {description}" for name, description in agents.items())
     return (
         "Start a sub-agent on a self-contained task in the background and go on at once: "
         "the answer is the task's id. Use it for long work you do not need to wait for; "
         "check it later with check_background_task. It cannot ask the user anything: what "
-        "would need the user's approval is refused inside it.\n\n"
-        f"Available sub-agents (subagent_type):\n{listing}"
+        f"would need the user's approval is refused inside it.\n\n{agents_offered(agents)}"
     )
 
 
@@ -153,7 +141,7 @@ class BackgroundTasksMiddleware(AgentMiddleware):
             )
 
         self.tools = [
-            tool(start, START_BACKGROUND_TASK, start_description(descriptions), StartArgs),
+            tool(start, START_BACKGROUND_TASK, start_description(descriptions), TaskArgs),
             tool(
                 check,
                 CHECK_BACKGROUND_TASK,

@@ -16,10 +16,11 @@ be one of their classes once its module is loaded.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
+
+from deepacp.harness.middleware.model_view import ModelViewMiddleware
 
 CACHE_KEY_PREFIX = "deepacp-"
 
@@ -37,26 +38,16 @@ def thread_key(request: ModelRequest) -> str | None:
     return f"{CACHE_KEY_PREFIX}{thread_id}" if thread_id else None
 
 
-class PromptCacheKeyMiddleware(AgentMiddleware):
+class PromptCacheKeyMiddleware(ModelViewMiddleware):
     """Adds `prompt_cache_key` (one per thread) to every OpenAI request."""
 
     name = "PromptCacheKeyMiddleware"
 
-    def _keyed(self, request: ModelRequest) -> ModelRequest:
+    def _view(self, request: ModelRequest) -> ModelRequest:
         key = thread_key(request)
         if key is None or "prompt_cache_key" in request.model_settings:
             return request
         return request.override(model_settings={**request.model_settings, "prompt_cache_key": key})
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        return handler(self._keyed(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return await handler(self._keyed(request))
 
 
 def caching_middleware(model: Any) -> list[AgentMiddleware]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
+from deepacp.harness.middleware.model_view import ModelViewMiddleware
 from deepacp.harness.profiles import HarnessProfile
 
 
@@ -17,7 +18,7 @@ def _name(tool: Any) -> str:
     return str(tool.get("name", "")) if isinstance(tool, dict) else str(getattr(tool, "name", ""))
 
 
-class ProfileMiddleware(AgentMiddleware):
+class ProfileMiddleware(ModelViewMiddleware):
     """Leaves the profile's excluded tools out of every request (and refuses them if the
     model calls one anyway) and gives the others the profile's descriptions."""
 
@@ -38,7 +39,7 @@ class ProfileMiddleware(AgentMiddleware):
             copy = self._copies[id(tool)] = tool.model_copy(update={"description": description})
         return copy
 
-    def _request(self, request: ModelRequest) -> ModelRequest:
+    def _view(self, request: ModelRequest) -> ModelRequest:
         tools = [self._described(t) for t in request.tools if self.profile.offers(_name(t))]
         return request.override(tools=tools)
 
@@ -52,16 +53,6 @@ class ProfileMiddleware(AgentMiddleware):
             name=call["name"],
             status="error",
         )
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        return handler(self._request(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return await handler(self._request(request))
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]

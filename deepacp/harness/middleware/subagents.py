@@ -23,7 +23,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepacp.backends.state import FilesUpdate
-from deepacp.harness.contracts import ToolOutputSignal
+from deepacp.events import ToolOutput
 from deepacp.harness.delegation import current_task_call
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import TASK
@@ -115,13 +115,18 @@ def final_report(state: Mapping[str, Any]) -> str:
     return "(the sub-agent finished without a report)"
 
 
-def task_description(agents: Mapping[str, str]) -> str:
+def agents_offered(agents: Mapping[str, str]) -> str:
+    """The sub-agents a tool's description offers (name: description)."""
     listing = "\n".join(f"- {name}: {description}" for name, description in agents.items())
+    return f"Available sub-agents (subagent_type):\n{listing}"
+
+
+def task_description(agents: Mapping[str, str]) -> str:
     return (
         "Delegate a self-contained task to a sub-agent that works in its own context and "
         "reports back. Use it for work that needs many steps or much reading you will not "
         "need afterwards. For independent tasks, make several task calls in one message: "
-        f"they run in parallel.\n\nAvailable sub-agents (subagent_type):\n{listing}"
+        f"they run in parallel.\n\n{agents_offered(agents)}"
     )
 
 
@@ -138,7 +143,7 @@ async def stream_child(
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages:
                 for call in getattr(message, "tool_calls", None) or []:
-                    write(ToolOutputSignal(card_id, _progress(call)))
+                    write(ToolOutput(card_id, _progress(call)))
     return final
 
 

@@ -10,13 +10,11 @@ the provider, and thinking of earlier turns is dropped by Anthropic anyway.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage
 
 from deepacp.harness.messages import text_of
+from deepacp.harness.middleware.model_view import ModelViewMiddleware
 
 
 def thought_only(message: AnyMessage) -> bool:
@@ -29,7 +27,7 @@ def thought_only(message: AnyMessage) -> bool:
     )
 
 
-class ThoughtOnlyRepliesMiddleware(AgentMiddleware):
+class ThoughtOnlyRepliesMiddleware(ModelViewMiddleware):
     """Leaves thought-only replies out of the model's view (see the module docstring)."""
 
     name = "ThoughtOnlyRepliesMiddleware"
@@ -38,13 +36,3 @@ class ThoughtOnlyRepliesMiddleware(AgentMiddleware):
         messages = request.messages
         kept = [m for m in messages if not thought_only(m)]
         return request if len(kept) == len(messages) else request.override(messages=kept)
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
-        return handler(self._view(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        return await handler(self._view(request))

@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
+from deepacp.config import unknown_key
 from deepacp.errors import ConfigError
 from deepacp.regular import FileTooLarge, read_regular
 
@@ -126,9 +127,8 @@ def _entry(entry: Any, number: int, source: Source) -> Hook:
     where = f"entry {number}"
     if not isinstance(entry, dict):
         raise ValueError(f"{where} must be an object")
-    unknown = set(entry) - {"event", "command", "tool", "match", "timeout"}
-    if unknown:
-        raise ValueError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+    if (key := unknown_key(entry, {"event", "command", "tool", "match", "timeout"})) is not None:
+        raise ValueError(f"{where}: unknown key {key!r}")
     event, command = entry.get("event"), entry.get("command")
     if event not in EVENTS:
         raise ValueError(f"{where}: event must be one of {', '.join(EVENTS)} (got {event!r})")

@@ -7,9 +7,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from deepacp.backends.protocol import Backend
     from deepacp.session.assembly import Contributions
-    from deepacp.session.context import SessionContext
-    from deepacp.session.store import SessionRecord
+    from deepacp.session.storage.records import SessionRecord
+    from deepacp.session.turns.approvals import ApprovalPolicy
+
+
+class HostedSession(Protocol):
+    """What a host reads of the session whose graph it builds (the session's
+    `SessionContext`, which holds the host: declared here so hosts do not import it)."""
+
+    @property
+    def record(self) -> SessionRecord: ...
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def policy(self) -> ApprovalPolicy: ...
 
 
 class Host(Protocol):
@@ -20,7 +35,7 @@ class Host(Protocol):
         """Make the session's thread where it lives (a `ServerUnavailable` when it cannot)."""
         ...
 
-    async def graph(self, ctx: SessionContext, parts: Contributions) -> Any:
+    async def graph(self, ctx: HostedSession, parts: Contributions) -> Any:
         """The session's graph, built from the harness and `parts`."""
         ...
 

@@ -12,8 +12,8 @@ from deepacp.session.hosts.threads import RunSettings, ServerThreads
 
 if TYPE_CHECKING:
     from deepacp.session.assembly import Contributions
-    from deepacp.session.context import SessionContext
-    from deepacp.session.store import SessionRecord
+    from deepacp.session.hosts import HostedSession
+    from deepacp.session.storage.records import SessionRecord
 
 
 class ServerHost:
@@ -27,7 +27,7 @@ class ServerHost:
         metadata = {"deepacp_session": record.id, "cwd": record.cwd}
         await self.threads.create(record.thread_id, metadata)
 
-    async def graph(self, ctx: SessionContext, parts: Contributions) -> Any:
+    async def graph(self, ctx: HostedSession, parts: Contributions) -> Any:
         if self._graph is None:
             from deepacp.session.hosts.server_graph import ServerGraph
 

@@ -11,8 +11,8 @@ from deepacp.config import Effort, load_config
 
 if TYPE_CHECKING:
     from deepacp.session.assembly import Contributions
-    from deepacp.session.context import SessionContext
-    from deepacp.session.store import Records, SessionRecord
+    from deepacp.session.hosts import HostedSession
+    from deepacp.session.storage.records import Records, SessionRecord
 
 
 class ModelFactory(Protocol):
@@ -50,7 +50,7 @@ class LocalHost:
     async def make_thread(self, record: SessionRecord) -> None:
         return None  # made with its first checkpoint
 
-    async def graph(self, ctx: SessionContext, parts: Contributions) -> Any:
+    async def graph(self, ctx: HostedSession, parts: Contributions) -> Any:
         await self.harness_ready()
         from deepacp.harness.middleware.summarization import SummarizationMiddleware
         from deepacp.harness.profiles import profile_for

@@ -13,7 +13,7 @@ from deepacp.session.modes import Mode
 if TYPE_CHECKING:
     from deepacp.session.assembly import Contributions
     from deepacp.session.context import SessionContext
-    from deepacp.session.store import SessionRecord
+    from deepacp.session.storage.records import SessionRecord
 
 CommandHandler = Callable[[str], Awaitable[str]]
 """A slash command: its argument text in, the text the user sees out."""

@@ -1,5 +1,5 @@
 """PermissionsPart: "always allow" and "always reject" answers outlive the session, per
-workspace (`session/permissions.py`), and `/permissions` lists and forgets them."""
+workspace (`session/storage/permissions.py`), and `/permissions` lists and forgets them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from deepacp.events import Command
 from deepacp.harness.names import EXECUTE
 from deepacp.session.parts.base import CommandHandler, EndedTurn, Part
-from deepacp.session.permissions import Rule, Rules, WorkspaceRules
+from deepacp.session.storage.permissions import Rule, Rules, WorkspaceRules
 
 if TYPE_CHECKING:
     from deepacp.session.context import SessionContext

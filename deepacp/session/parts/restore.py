@@ -1,4 +1,4 @@
-"""RestorePart: every prompt is a restore point (`snapshots.RestorePoints`: where the
+"""RestorePart: every prompt is a restore point (`restore.RestorePoints`: where the
 conversation was, and the files its turn changed as they were before), which `/undo`,
 `/rewind`, `/fork`, the ACP face's rewind and edit-prompt, and forks are built on."""
 
@@ -10,9 +10,16 @@ from collections.abc import Sequence
 from deepacp.backends.protocol import Backend
 from deepacp.events import Command, Question
 from deepacp.session.parts.base import CommandHandler, Part, PromptStart
-from deepacp.session.rewind import RecordingBackend, Restored, conflicts, finish_turn, restore
-from deepacp.session.snapshots import RestorePoint, RestorePoints
-from deepacp.session.store import SessionRecord
+from deepacp.session.restore import (
+    RecordingBackend,
+    Restored,
+    RestorePoint,
+    RestorePoints,
+    conflicts,
+    finish_turn,
+    restore,
+)
+from deepacp.session.storage.records import SessionRecord
 
 UNDO, REWIND, FORK = "undo", "rewind", "fork"
 FORCE, KEEP = "--force", "--keep"

@@ -63,9 +63,7 @@ class InterruptResolver:
 
     async def _answer(self, asked: QuestionInterrupt) -> str:
         question = Question(asked.tool_call_id, asked.question, asked.choices)
-        if self.hooks is not None:
-            about = {"kind": "question", "tool_call_id": asked.tool_call_id}
-            self.hooks.fire("input_required", {**about, "question": asked.question})
+        self._input_required("question", asked.tool_call_id, question=asked.question)
         answer = await self.handler.ask(question)
         if answer is None:
             raise TurnCancelled("the user dismissed the question")
@@ -86,9 +84,7 @@ class InterruptResolver:
                 return decided
         if answer is None:
             request = await self._request(call, shown)
-            if self.hooks is not None:
-                about = {"kind": "permission", "tool_call_id": call.tool_call_id}
-                self.hooks.fire("input_required", {**about, "title": request.title})
+            self._input_required("permission", call.tool_call_id, title=request.title)
             answer = await self.handler.ask_permission(request)
         if answer is None:
             raise TurnCancelled("the client cancelled the permission question")
@@ -96,6 +92,12 @@ class InterruptResolver:
         if policy.mode == "plan":  # switched to plan while the question was open
             return PLAN_REFUSAL
         return APPROVE if allows(answer) else REJECT
+
+    def _input_required(self, kind: str, tool_call_id: str, **shown: str) -> None:
+        """Tell the `input_required` hooks (if any) that the user is asked something now."""
+        if self.hooks is not None:
+            fields = {"kind": kind, "tool_call_id": tool_call_id, **shown}
+            self.hooks.fire("input_required", fields)
 
     async def _hooks_decide(self, call: ApprovalInterrupt) -> dict[str, Any] | None:
         """The `permission_request` hooks' answer (None: they leave it to the user)."""

@@ -36,13 +36,7 @@ from deepacp.harness.background import (
     merge_tasks,
     shown_status,
 )
-from deepacp.harness.contracts import (
-    GoalSignal,
-    ModelRetrySignal,
-    NoticeSignal,
-    ToolOutputSignal,
-    ToolTerminalSignal,
-)
+from deepacp.harness.contracts import GoalSignal, ModelRetrySignal, NoticeSignal
 from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.goal import is_feedback
 from deepacp.harness.middleware.inbox import is_note
@@ -198,10 +192,8 @@ class LiveProjection:
                 return [ToolRunning(data["tool_call_id"])]
             return []
         if mode == "custom":
-            if isinstance(data, ToolOutputSignal):
-                return [ToolOutput(data.tool_call_id, data.text)]
-            if isinstance(data, ToolTerminalSignal):
-                return [ToolTerminal(data.tool_call_id, data.terminal_id)]
+            if isinstance(data, ToolOutput | ToolTerminal):  # the tool wrote the event itself
+                return [data]
             if isinstance(data, GoalSignal):
                 return self._goal(data)
             return []

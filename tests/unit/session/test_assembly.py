@@ -11,7 +11,7 @@ from deepacp.langgraph_app import make_graph
 from deepacp.models import resolve_model
 from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.parts.goal import GoalPart
-from deepacp.session.store import SessionStore
+from deepacp.session.storage.sqlite import SessionStore
 
 GRADING = "GoalMiddleware.after_model"
 

@@ -17,11 +17,10 @@ from langgraph.graph import START, StateGraph
 
 from deepacp.harness.state import DeepAgentState, read_messages
 from deepacp.models import resolve_model
-from deepacp.session import checkpoints
-from deepacp.session.checkpoints import HistoryCache, with_history_cache
 from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.parts.restore import RestorePart
-from deepacp.session.store import open_store
+from deepacp.session.storage import checkpoints, open_store
+from deepacp.session.storage.checkpoints import HistoryCache, with_history_cache
 
 
 class Face:

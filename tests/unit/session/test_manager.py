@@ -20,7 +20,7 @@ from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.parts.goal import GoalPart
 from deepacp.session.parts.mcp import McpPart
-from deepacp.session.store import SessionStore
+from deepacp.session.storage.sqlite import SessionStore
 
 MCP_SERVER = str(Path(__file__).parents[2] / "e2e" / "mcp_server.py")
 

@@ -13,8 +13,8 @@ import pytest
 
 from deepacp import secrets
 from deepacp.errors import SessionInUse, StoreError
-from deepacp.session import migrations
-from deepacp.session.store import SessionStore, open_store
+from deepacp.session.storage import migrations, open_store
+from deepacp.session.storage.sqlite import SessionStore
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -214,7 +214,7 @@ def test_without_a_database_sessions_stay_in_sqlite_and_psycopg_is_not_loaded(
 ) -> None:
     assert isinstance(open_store(tmp_path), SessionStore)
     probe = (
-        "import sys; from pathlib import Path; from deepacp.session.store import open_store; "
+        "import sys; from pathlib import Path; from deepacp.session.storage import open_store; "
         f"open_store(Path({str(tmp_path)!r})); print('psycopg' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

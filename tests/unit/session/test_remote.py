@@ -10,11 +10,11 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 from langgraph.types import Interrupt
 
 from deepacp.errors import ConfigError
+from deepacp.events import ToolOutput
 from deepacp.harness.contracts import (
     EditArtifact,
     ModelRetrySignal,
     NoticeSignal,
-    ToolOutputSignal,
     signal_from_json,
 )
 from deepacp.session.hosts.server_graph import message_from_json, to_json, update_from_json
@@ -74,7 +74,7 @@ def test_the_projection_sees_a_served_turn_as_a_local_one() -> None:
 def test_interrupts_and_signals_are_revived() -> None:
     [interrupt] = update_from_json("__interrupt__", [{"id": "i1", "value": {"tool_call_id": "e"}}])
     assert interrupt == Interrupt(value={"tool_call_id": "e"}, id="i1")
-    assert signal_from_json({"tool_call_id": "x", "text": "hi"}) == ToolOutputSignal("x", "hi")
+    assert signal_from_json({"tool_call_id": "x", "text": "hi"}) == ToolOutput("x", "hi")
     retry = {"reason": "overloaded", "delay": 1.0, "attempt": 2, "attempts": 3}
     assert signal_from_json(retry) == ModelRetrySignal("overloaded", 1.0, 2, 3)
     assert signal_from_json({"notice": "left .vscode"}) == NoticeSignal("left .vscode")

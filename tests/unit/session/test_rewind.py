@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from deepacp.backends import FilesystemBackend
-from deepacp.session.rewind import RecordingBackend, conflicts, finish_turn, restore
-from deepacp.session.snapshots import RestorePoints
+from deepacp.session.restore import RecordingBackend, RestorePoints, conflicts, finish_turn, restore
 
 
 async def three_turns(tmp_path: Path) -> tuple[RecordingBackend, RestorePoints, Path]:

@@ -12,8 +12,14 @@ from deepacp.backends import FilesystemBackend
 from deepacp.backends.protocol import ShellCommand
 from deepacp.backends.shell import LocalShell
 from deepacp.backends.slots import in_background
-from deepacp.session.rewind import RecordingBackend, ScanningShell, conflicts, finish_turn, restore
-from deepacp.session.snapshots import RestorePoints
+from deepacp.session.restore import (
+    RecordingBackend,
+    RestorePoints,
+    ScanningShell,
+    conflicts,
+    finish_turn,
+    restore,
+)
 
 
 def in_task(work):

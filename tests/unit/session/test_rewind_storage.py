@@ -9,9 +9,15 @@ import subprocess
 from pathlib import Path
 
 from deepacp.backends import FilesystemBackend
-from deepacp.session.blobs import BlobStore, digest
-from deepacp.session.rewind import RecordingBackend, finish_turn, restore
-from deepacp.session.snapshots import RestorePoints, discard
+from deepacp.session.restore import (
+    BlobStore,
+    RecordingBackend,
+    RestorePoints,
+    digest,
+    discard,
+    finish_turn,
+    restore,
+)
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -161,8 +167,7 @@ async def test_commands_run_at_once_each_get_their_scan(tmp_path: Path) -> None:
     """Scans around commands run at once take turns: none trips over another's files."""
     from deepacp.backends.protocol import ShellCommand
     from deepacp.backends.shell import LocalShell
-    from deepacp.session.rewind import ScanningShell
-    from deepacp.session.snapshots import RestorePoints
+    from deepacp.session.restore import RestorePoints, ScanningShell
 
     root = tmp_path / "ws"
     root.mkdir()

@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 from deepacp.backends.protocol import MAX_TEXT_BYTES
-from deepacp.session.blobs import digest
-from deepacp.session.snapshots import RestorePoints
+from deepacp.session.restore import RestorePoints, digest
 
 
 def points_in(tmp_path: Path) -> tuple[RestorePoints, Path]:

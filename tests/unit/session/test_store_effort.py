@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from deepacp.session.store import SessionStore
+from deepacp.session.storage.sqlite import SessionStore
 
 OLD_SCHEMA = """
 CREATE TABLE sessions (

@@ -14,14 +14,13 @@ import functools
 import hashlib
 import json
 import os
-import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from deepacp.config import DEFAULT_REWIND_BUDGET, load_config
 from deepacp.errors import ConfigError
-from deepacp.private import private_dir, private_file
+from deepacp.private import private_dir, write_private
 
 GRACE_SECONDS = 600.0
 HELD = "held.json"
@@ -30,14 +29,6 @@ HELD = "held.json"
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def write_private(target: Path, data: bytes) -> None:
-    """Write `data` to `target` (0600) through a temporary file and a rename (named for the
-    process and thread, so writers at once never rename each other's file away)."""
-    tmp = private_file(target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"))
-    tmp.write_bytes(data)
-    tmp.replace(target)
 
 
 def sessions_dir(home: Path) -> Path:

@@ -14,21 +14,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
-import uuid
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from deepacp.config import DATABASE_SCHEMES
 from deepacp.errors import SessionInUse, StoreError
-from deepacp.private import private_dir, private_home
 from deepacp.secrets import redact, register_secrets
-from deepacp.session import migrations
-from deepacp.session.modes import Mode
-from deepacp.session.store import COLUMNS, SessionRecord, copy_scratch, now, record_from_row
+from deepacp.session.storage import migrations
+from deepacp.session.storage.records import SqlStore
 
 try:
     import psycopg
@@ -48,7 +43,6 @@ so a statement waiting for the lock would wait for it in turn (a deadlock)."""
 _TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS taken"
 _UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
 _SETUP = (SAVER_SETUP_LOCK,)
-_SELECT = f"SELECT {', '.join(COLUMNS)} FROM deepacp_sessions"
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 """langgraph-checkpoint-postgres's tables, each keyed by `thread_id`."""
 _OTHER_COLUMNS = (
@@ -81,7 +75,7 @@ async def _open_saver(url: str) -> tuple[Any, Any]:
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 
-    from deepacp.session.checkpoints import with_history_cache
+    from deepacp.session.storage.checkpoints import with_history_cache
 
     pool: Any = AsyncConnectionPool(
         url,
@@ -113,20 +107,20 @@ async def _open_saver(url: str) -> tuple[Any, Any]:
     return pool, saver
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """`Store` in a PostgreSQL database: one connection for records and session locks, a
     small pool for the checkpointer."""
 
+    table = "deepacp_sessions"
+    mark = "%s"
+
     def __init__(self, home: Path, url: str) -> None:
-        self.home = private_home(home)
+        super().__init__(home)
         self.url = url
         self.where = shown_url(url)
         _register_password(url)
         self._conn: Any = None
-        self._claims: set[str] = set()
         self._pool: Any = None
-        self._checkpointer: Any = None
-        self._opening = asyncio.Lock()
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
@@ -225,69 +219,14 @@ class PostgresStore:
                     raise self._unusable(exc) from None
         return self._checkpointer
 
-    def scratch_dir(self, thread_id: str) -> Path:
-        """Where a thread's offloaded results go: this machine's home (not shared)."""
-        private_dir(self.home / "scratch")
-        return private_dir(self.home / "scratch" / thread_id)
-
-    def create(
-        self,
-        cwd: str,
-        mode: Mode,
-        model: str | None,
-        effort: str | None = None,
-        goal: str | None = None,
-    ) -> SessionRecord:
-        session_id = uuid.uuid4().hex
-        stamp = now()
-        record = SessionRecord(
-            session_id, cwd, session_id, None, mode, model, stamp, stamp, effort, goal
-        )
+    def _run(self, sql: str, params: Sequence[Any]) -> list[Any]:
         db = self._db
         with self._errors():
-            db.execute(
-                f"INSERT INTO deepacp_sessions ({', '.join(COLUMNS)}) "
-                f"VALUES ({', '.join(['%s'] * len(COLUMNS))})",
-                [getattr(record, c) for c in COLUMNS],
-            )
-        return record
+            cursor = db.execute(sql, params)
+            return cursor.fetchall() if cursor.description else []
 
-    def get(self, session_id: str) -> SessionRecord | None:
-        if "\x00" in session_id:  # no id holds NUL, and PostgreSQL text cannot
-            return None
-        db = self._db
-        with self._errors():
-            try:
-                row = db.execute(f"{_SELECT} WHERE id = %s", (session_id,)).fetchone()
-            except UnicodeEncodeError:  # a lone surrogate: no session can have this id
-                return None
-        return record_from_row(row) if row else None
-
-    def list(self, cwd: str | None = None) -> list[SessionRecord]:
-        where, params = (" WHERE cwd = %s", (cwd,)) if cwd is not None else ("", ())
-        db = self._db
-        with self._errors():
-            rows = db.execute(f"{_SELECT}{where} ORDER BY updated_at DESC", params).fetchall()
-        return [record_from_row(row) for row in rows]
-
-    def update(self, record: SessionRecord, **changes: Any) -> SessionRecord:
-        record = replace(record, **changes, updated_at=now())
-        columns = [c for c in COLUMNS if c != "id"]
-        db = self._db
-        with self._errors():
-            db.execute(
-                f"UPDATE deepacp_sessions SET {', '.join(f'{c} = %s' for c in columns)} "
-                "WHERE id = %s",
-                [getattr(record, c) for c in columns] + [record.id],
-            )
-        return record
-
-    async def fork(self, record: SessionRecord, title: str) -> SessionRecord:
-        """A new session holding a copy of `record`'s conversation as it is now (its
-        checkpoint rows, copied in one transaction, and this machine's offloaded files)."""
-        await self.checkpointer()  # the saver's tables exist
-        forked = self.create(record.cwd, record.mode, record.model, record.effort, record.goal)
-        forked = self.update(forked, title=title)
+    async def _copy_thread(self, saver: Any, source: str, target: str) -> None:
+        """In one transaction, with whatever columns the saver's tables have now."""
         db = self._db
         with self._errors(), db.transaction():
             for table in CHECKPOINT_TABLES:
@@ -296,21 +235,8 @@ class PostgresStore:
                 db.execute(
                     f"INSERT INTO {table} (thread_id, {names}) "
                     f"SELECT %s, {names} FROM {table} WHERE thread_id = %s",
-                    (forked.thread_id, record.thread_id),
+                    (target, source),
                 )
-        copy_scratch(self, record, forked)
-        return forked
-
-    async def delete(self, record: SessionRecord) -> None:
-        self.claim(record.id)
-        db = self._db
-        with self._errors():
-            db.execute("DELETE FROM deepacp_sessions WHERE id = %s", (record.id,))
-        saver = await self.checkpointer()
-        with self._errors():
-            await saver.adelete_thread(record.thread_id)
-        shutil.rmtree(self.home / "scratch" / record.thread_id, ignore_errors=True)
-        self.release(record.id)
 
     async def close(self) -> None:
         for session_id in list(self._claims):

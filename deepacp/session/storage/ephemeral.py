@@ -15,7 +15,7 @@ from typing import Any
 from deepacp.errors import DeepacpError
 from deepacp.private import private_dir
 from deepacp.session.modes import Mode
-from deepacp.session.store import SessionRecord, now
+from deepacp.session.storage.records import SessionRecord, now
 
 
 class EphemeralRecords:
@@ -38,7 +38,7 @@ class EphemeralRecords:
         if self._checkpointer is None:
             from langgraph.checkpoint.memory import InMemorySaver
 
-            from deepacp.session.checkpoints import with_history_cache
+            from deepacp.session.storage.checkpoints import with_history_cache
 
             self._checkpointer = with_history_cache(InMemorySaver)()
         return self._checkpointer

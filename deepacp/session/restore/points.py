@@ -4,7 +4,9 @@ content of every workspace file the turn changed, as it was before the first cha
 A session's points are `$DEEPACP_HOME/rewind/sessions/<session id>/points.json`; the
 contents are blobs in the store all sessions share (`blobs.py`), except a tracked file
 git holds unchanged, kept as the id of its git object. Files are keyed by their path
-relative to the workspace root.
+relative to the workspace root. What a command changed is found by scanning around it
+(`scan.py`): the files git does not hold unchanged are read before it, so their content
+then can be kept.
 """
 
 from __future__ import annotations
@@ -12,33 +14,20 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import stat
 import threading
 import uuid
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.nofollow import read_file
 from deepacp.backends.protocol import MAX_TEXT_BYTES
-from deepacp.backends.pysearch import walk_files
-from deepacp.private import private_dir
+from deepacp.private import private_dir, write_private
 from deepacp.secrets import secret_values
-from deepacp.session.blobs import (
-    HELD,
-    BlobStore,
-    digest,
-    sessions_dir,
-    shared_blobs,
-    write_private,
-)
-from deepacp.session.gitobjects import GitObjects
-
-MAX_SCAN_FILES = 50_000
-"""A workspace scan looks at no more files than this (a home folder opened as a project)."""
-
-Stamp = tuple[int, int, int, int]
-"""What a scan compares: size, modification and change times (ns), inode."""
+from deepacp.session.restore.blobs import HELD, BlobStore, digest, sessions_dir, shared_blobs
+from deepacp.session.restore.gitobjects import GitObjects
+from deepacp.session.restore.scan import Scanner, Snapshot, Stamp, changed
 
 
 class MissingContent(Exception):
@@ -94,6 +83,10 @@ class RestorePoints:
         self.root = root
         self.blobs = blobs or shared_blobs(home)
         self.git = GitObjects(root)
+        exclude: tuple[str, ...] = ()
+        with contextlib.suppress(ValueError):
+            exclude = (home.resolve().relative_to(root).as_posix(),)
+        self.scanner = Scanner(root, self.git, exclude)
         self.points: list[RestorePoint] = self._load()
         self.recording: RestorePoint | None = None
         self._rows: dict[str, tuple[RestorePoint, str]] = {}
@@ -104,6 +97,8 @@ class RestorePoints:
         """Files whose content is kept: their stamp then, and the content's SHA-256."""
         self._in_git: dict[str, str] = {}
         """Contents kept as git objects: their object ids."""
+        self._saves: list[bool] | None = None
+        """While saves wait (`_saving_once`): whether one was asked."""
 
     def _index(self) -> Path:
         return self.folder / "points.json"
@@ -120,9 +115,24 @@ class RestorePoints:
         return sorted({name for _, name in self._known.values() if name not in self._in_git})
 
     def save(self) -> None:
+        if self._saves is not None:
+            self._saves.append(True)
+            return
         private_dir(self.folder)
         rows = ", ".join(self._row(p) for p in self.points)
         write_private(self._index(), f'{{"points": [{rows}]}}'.encode())
+
+    @contextlib.contextmanager
+    def _saving_once(self) -> Iterator[None]:
+        """Save once at the end however many changes are noted (a command that changed
+        thousands of files)."""
+        self._saves = []
+        try:
+            yield
+        finally:
+            asked, self._saves = self._saves, None
+            if asked:
+                self.save()
 
     def _row(self, point: RestorePoint) -> str:
         """A point as JSON. An ended turn's point no longer changes, so it is encoded once
@@ -139,12 +149,19 @@ class RestorePoints:
         private_dir(self.folder)
         write_private(self.folder / HELD, json.dumps(self._held()).encode("utf-8"))
 
-    def keep(self, path: str, data: bytes, secrets: list[bytes] | None = None) -> str | None:
+    def keep(
+        self,
+        path: str,
+        data: bytes,
+        secrets: list[bytes] | None = None,
+        objects: Mapping[str, str] | None = None,
+    ) -> str | None:
         """Keep `data` as a content of `path`: its SHA-256, or None when it was not kept
-        (it holds a secret, or would exceed the budget)."""
+        (it holds a secret, or would exceed the budget). `objects`: the index's tracked
+        files, when the caller keeps many files (else they are asked for)."""
         if holds_secret(data, known_secrets() if secrets is None else secrets):
             return None
-        oid = self.git.clean(path, data)
+        oid = self.git.clean(path, data, objects)
         if oid is None:
             return self.blobs.put(data)
         name = digest(data)
@@ -155,11 +172,22 @@ class RestorePoints:
         """A kept content, or `MissingContent`."""
         data = self.blobs.get(name)
         if data is None:
-            oid = next((p.git[name] for p in self.points if name in p.git), None)
+            oid = self._oid(name)
             data = None if oid is None else self.git.read(oid)
         if data is None or digest(data) != name:
             raise MissingContent(name)
         return data
+
+    def from_git(self, names: Iterable[str]) -> dict[str, bytes]:
+        """The kept contents among `names` that git holds, read in one go (those gone are
+        left out: `blob` says so)."""
+        oids = {name: self._oid(name) for name in names if not self.blobs.has(name)}
+        read = self.git.read_many({oid for oid in oids.values() if oid}, MAX_TEXT_BYTES)
+        found = {name: read.get(oid) for name, oid in oids.items() if oid}
+        return {name: data for name, data in found.items() if data and digest(data) == name}
+
+    def _oid(self, name: str) -> str | None:
+        return next((p.git[name] for p in self.points if name in p.git), None)
 
     def begin(self, prompt: str, thread_id: str, checkpoint_id: str | None) -> str:
         """Start the running turn's restore point; returns its message id."""
@@ -238,50 +266,59 @@ class RestorePoints:
             self._known = {}
             self._save_held()
 
-    def scan(self) -> dict[str, Stamp]:
-        """The workspace's files (honouring .gitignore) and their stamps."""
-        stamps: dict[str, Stamp] = {}
-        exclude: tuple[str, ...] = ()
-        with contextlib.suppress(ValueError):
-            exclude = (self.home.resolve().relative_to(self.root).as_posix(),)
-        for path in walk_files(self.root, exclude=exclude):
-            if len(stamps) >= MAX_SCAN_FILES:
-                break
-            with contextlib.suppress(OSError):
-                info = (self.root / path).stat(follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode):
-                    stamps[path] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
-        return stamps
-
-    def before_command(self) -> dict[str, Stamp]:
-        """Scan before a command runs, storing the content of files not stored as they are."""
-        stamps, secrets, held = self.scan(), known_secrets(), self._held()
-        for path, stamp in stamps.items():
+    def before_command(self) -> Snapshot:
+        """Scan before a command runs, storing the content of files not stored as they are
+        (git's objects hold the others)."""
+        snapshot, secrets, held = self.scanner.scan(), known_secrets(), self._held()
+        objects = self.git.objects()  # once: asking is a look at every folder above the root
+        for path, stamp in snapshot.stamps.items():
             known = self._known.get(path)
-            if (known is not None and known[0] == stamp) or stamp[0] > MAX_TEXT_BYTES:
+            if stamp is None or (known is not None and known[0] == stamp):
                 continue
             self._known.pop(path, None)
+            if stamp[0] > MAX_TEXT_BYTES:
+                continue
             with contextlib.suppress(BackendError, OSError):  # gone, or a link or FIFO now
-                name = self.keep(path, read_file(self.root, path, MAX_TEXT_BYTES), secrets)
+                data = read_file(self.root, path, MAX_TEXT_BYTES)
+                name = self.keep(path, data, secrets, objects)
                 if name is not None:
                     self._known[path] = (stamp, name)
         if self._held() != held:
             self._save_held()
-        return stamps
+        return snapshot
 
-    def after_command(
-        self, before: dict[str, Stamp], point: RestorePoint | None = None
-    ) -> list[str]:
+    def after_command(self, before: Snapshot, point: RestorePoint | None = None) -> list[str]:
         """Note what the command created, changed or deleted (compared with `before`) in
         the running turn's point (or `point`); the files it changed."""
-        after = self.scan()
-        changed = [p for p in before.keys() | after.keys() if before.get(p) != after.get(p)]
-        for path in changed:
-            known = self._known.get(path)
-            if path not in before:
-                self.note(path, None, point)
-            elif known is not None and known[0] == before[path]:
-                self.note(path, known[1], point)
-            else:
+        found = changed(before, self.scanner.scan(), self.root)
+        in_git: dict[str, str] = {}
+        with self._saving_once():
+            for path in found:
+                was, known = before.state(path), self._known.get(path)
+                if was is None:
+                    self.note(path, None, point)
+                elif isinstance(was, str):
+                    in_git[path] = was
+                elif known is not None and known[0] == was:
+                    self.note(path, known[1], point)
+                else:
+                    self.lose(path, point)
+            self._note_objects(in_git, point)
+        return found
+
+    def _note_objects(self, files: dict[str, str], point: RestorePoint | None) -> None:
+        """Note the git objects `files` held before (path -> object id) as their content."""
+        contents = self.git.read_many(files.values(), MAX_TEXT_BYTES) if files else {}
+        secrets = known_secrets()
+        for path, oid in files.items():
+            data = contents.get(oid)
+            if data is None or holds_secret(data, secrets):
+                self.lose(path, point)  # pruned, too large, or holding a secret
+                continue
+            name = digest(data)
+            if data:
+                self._in_git[name] = oid
+            elif self.blobs.put(data) is None:  # git may hold no object for no bytes
                 self.lose(path, point)
-        return changed
+                continue
+            self.note(path, name, point)

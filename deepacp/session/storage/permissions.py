@@ -10,8 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deepacp.private import private_dir
-from deepacp.session.blobs import write_private
+from deepacp.private import private_dir, write_private
 
 Rule = tuple[str, str]
 """(tool name, the exact command for `execute`; "" for any call of the tool)."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from deepacp.session.storage.records import FIRST_COLUMNS
+
 MIGRATION_LOCK = "deepacp.migrations"
 """The advisory lock (by name, hashed to a key) held while a schema changes."""
 
@@ -21,20 +23,8 @@ CREATE TABLE IF NOT EXISTS deepacp_schema_version (
 """
 
 MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE deepacp_sessions (
-        id TEXT PRIMARY KEY,
-        cwd TEXT NOT NULL,
-        thread_id TEXT NOT NULL,
-        title TEXT,
-        mode TEXT NOT NULL,
-        model TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        effort TEXT
-    );
-    CREATE INDEX deepacp_sessions_by_cwd ON deepacp_sessions (cwd, updated_at DESC)
-    """,
+    f"CREATE TABLE deepacp_sessions ({FIRST_COLUMNS}, effort TEXT);"
+    "CREATE INDEX deepacp_sessions_by_cwd ON deepacp_sessions (cwd, updated_at DESC)",
     "ALTER TABLE deepacp_sessions ADD COLUMN goal TEXT",
 )
 

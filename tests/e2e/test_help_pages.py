@@ -1,0 +1,115 @@
+"""What `deepacp COMMAND --help`, `deepacp logout`, doctor and the log level tell a user who
+has nothing but the installed command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DEEPACP = str(Path(sys.executable).parent / "deepacp")
+HERE = Path(__file__).resolve().parent
+KEY = "sk-ant-logout-0123456789abcdef"
+
+
+def user_env(home: Path, **extra: str) -> dict[str, str]:
+    """A user's environment: no model and no key configured, no OS keyring."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("DEEPACP_MODEL", None)
+    keyring = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    return {**env, "DEEPACP_HOME": str(home), **keyring, **extra}
+
+
+def deepacp(
+    *args: str, env: dict[str, str] | None = None, text: str = ""
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [DEEPACP, *args], input=text, capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def description(page: str) -> str:
+    """The prose between a help page's usage lines and its options."""
+    return page.split("\n\n", 1)[1].rsplit("\noptions:", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("lsp", ["Language Server Protocol", "proposal", "DEEPACP_LOG_LEVEL"]),
+        ("doctor", ["failed to start", "full path", "snippet"]),
+        ("setup", ["API key", "keyring", "credentials.json", "config.toml", "deepacp logout"]),
+        ("logout", ["credentials.json", "environment"]),
+        ("demo", ["no API key", "example project", "not touched"]),
+    ],
+)
+def test_every_command_has_a_help_page(command: str, says: list[str]) -> None:
+    shown = deepacp(command, "--help", env={**os.environ, "COLUMNS": "100"})
+    assert shown.returncode == 0, shown.stderr
+    prose = " ".join(description(shown.stdout).split())
+    assert len(prose) > 150, shown.stdout
+    for words in says:
+        assert words in prose, (words, shown.stdout)
+
+
+def test_run_help_shows_user_facing_names_only() -> None:
+    shown = deepacp("run", "--help").stdout
+    assert "--model MODEL" in shown
+    assert "RUN_" not in shown  # argparse's dest, not a name a user knows
+
+
+def test_logout_forgets_what_setup_stored(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = user_env(home)
+    assert deepacp("setup", env=env, text=f"anthropic\n{KEY}\n").returncode == 0
+    assert (home / "credentials.json").exists()
+
+    forgot = deepacp("logout", env={**env, "ANTHROPIC_API_KEY": "sk-ant-from-env"})
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout.splitlines() == [
+        "Forgot the stored ANTHROPIC_API_KEY.",
+        "Still set in the environment (yours to unset): ANTHROPIC_API_KEY.",
+    ]
+    assert not (home / "credentials.json").exists()
+    assert 'model = "anthropic:' in (home / "config.toml").read_text()  # the model stays
+    again = deepacp("logout", env=env)
+    assert again.returncode == 0 and "nothing to forget" in again.stdout
+
+
+def test_logout_forgets_a_key_in_the_keyring(tmp_path: Path) -> None:
+    home, keyring_file = tmp_path / "home", tmp_path / "keyring.json"
+    env = user_env(
+        home,
+        PYTHON_KEYRING_BACKEND="keyring_backend.FileKeyring",
+        TEST_KEYRING_FILE=str(keyring_file),
+        PYTHONPATH=str(HERE),
+    )
+    assert "OS keyring" in deepacp("setup", env=env, text=f"anthropic\n{KEY}\n").stdout
+    assert json.loads(keyring_file.read_text()) == {"deepacp/ANTHROPIC_API_KEY": KEY}
+    assert deepacp("logout", env=env).returncode == 0
+    assert json.loads(keyring_file.read_text()) == {}
+
+
+def test_doctor_without_a_model_points_to_setup(tmp_path: Path) -> None:
+    env = user_env(tmp_path / "home")
+    for name in ("ZED_TERM", "TERM_PROGRAM", "TERMINAL_EMULATOR", "NVIM", "INSIDE_EMACS"):
+        env.pop(name, None)
+    result = deepacp("doctor", env=env)
+    assert result.returncode == 1
+    [line] = [line for line in result.stdout.splitlines() if "no model configured" in line]
+    assert "deepacp setup" in line
+
+
+def test_an_unknown_log_level_is_one_warning_and_the_server_answers(tmp_path: Path) -> None:
+    env = user_env(tmp_path / "home", DEEPACP_LOG_LEVEL="verbose")
+    request = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    result = deepacp("--stdio", env=env, text=json.dumps(request) + "\n")
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert answers and answers[0]["id"] == 0 and "result" in answers[0], result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "DEEPACP_LOG_LEVEL" in line]
+    assert len(warnings) == 1 and "VERBOSE is not one of DEBUG, INFO" in warnings[0]
+    assert "Traceback" not in result.stderr

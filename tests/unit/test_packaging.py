@@ -1,0 +1,167 @@
+"""What a user gets from the package itself: its licence, the Python it needs (said in one
+line on an older one), MCP in every install, and the same install line wherever it is given."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from deepacp.requires_python import REQUIRED
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+OLD_PYTHON = r"""
+import runpy, sys
+
+# Python 3.10 as far as deepacp can see: its version, and none of what 3.11 added to the
+# standard library (tomllib), so a module that needs it fails as it would there.
+sys.version_info = (3, 10, 14, "final", 0)
+
+
+class Python310Stdlib:
+    def find_spec(self, name, path=None, target=None):
+        if name == "tomllib":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Python310Stdlib())
+sys.argv = ["deepacp", *sys.argv[1:]]
+runpy.run_module("deepacp", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_the_licence_is_the_mit_licence_pyproject_names() -> None:
+    text = (ROOT / "LICENSE").read_text()
+    assert PROJECT["license"] == "MIT" and PROJECT["license-files"] == ["LICENSE"]
+    assert text.startswith("MIT License\n")
+    assert re.search(r"^Copyright \(c\) \d{4} the deepacp authors$", text, re.MULTILINE)
+    assert "WITHOUT WARRANTY OF ANY KIND" in text
+
+
+def test_pyproject_points_at_nothing_outside_the_repository() -> None:
+    text = (ROOT / "pyproject.toml").read_text()
+    assert "../" not in text and "shared/" not in text
+
+
+def test_requires_python_is_the_version_deepacp_checks() -> None:
+    assert PROJECT["requires-python"] == ">=" + ".".join(map(str, REQUIRED))
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--stdio"], ["doctor"]])
+def test_an_older_python_is_told_in_one_line(tmp_path: Path, args: list[str]) -> None:
+    """`python3.10 -m deepacp` from a source tree, where pip never had a say."""
+    script = tmp_path / "python310.py"
+    script.write_text(OLD_PYTHON)
+    done = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout == ""
+    assert done.stderr == (
+        f"deepacp needs Python 3.11 or newer; this is Python 3.10.14 ({sys.executable})\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["__init__.py", "__main__.py", "_version.py", "requires_python.py", "cli.py", "cli_help.py"],
+)
+def test_the_modules_before_the_check_parse_on_older_pythons(module: str) -> None:
+    """Everything Python reads before `check_python` runs must be syntax an older Python
+    understands, or it fails with a SyntaxError instead of the one line."""
+    source = (ROOT / "deepacp" / module).read_text()
+    ast.parse(source, filename=module, feature_version=(3, 8))
+
+
+def test_mcp_is_part_of_every_install() -> None:
+    """Every ACP client passes MCP servers: they work without an extra."""
+    core = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0] for d in PROJECT["dependencies"]}
+    assert "langchain-mcp-adapters" in core
+    assert "mcp" not in PROJECT["optional-dependencies"]
+
+
+INITIALIZE_IMPORTS = """
+import json, sys
+from deepacp.acp.server import initialize_result
+result = initialize_result({"protocolVersion": 1, "clientCapabilities": {}})
+print(json.dumps({"mcp": result["agentCapabilities"]["mcpCapabilities"],
+                  "loaded": sorted(m for m in sys.modules if m.split(".")[0] in
+                                   ("mcp", "langchain_mcp_adapters"))}))
+"""
+
+
+def test_initialize_offers_remote_mcp_without_importing_it() -> None:
+    """`deepacp --stdio` answers `initialize` from what the server module imports: MCP
+    is said to work over http and sse, and nothing of it is loaded to say so."""
+    done = subprocess.run(
+        [sys.executable, "-c", INITIALIZE_IMPORTS], capture_output=True, text=True, check=True
+    )
+    answer = json.loads(done.stdout)
+    assert answer == {"mcp": {"http": True, "sse": True}, "loaded": []}
+
+
+def readme_section(title: str) -> str:
+    return (ROOT / "README.md").read_text().split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+CLONE = "git clone https://github.com/deepacp/deepacp && cd deepacp"
+INSTALL = "pipx install '.[anthropic]'"
+
+
+def test_one_install_line_that_works_from_a_clone_everywhere_it_is_given() -> None:
+    """Until the first release nothing is on PyPI: every place that tells a user how to
+    install gives the clone and the same line (tests/e2e/test_install.py runs it)."""
+    section = readme_section("Use it in your editor")
+    assert f"```sh\n{CLONE}\n{INSTALL}\n```" in section
+    assert "deepacp needs Python 3.11 or newer" in section
+    for editor in ("zed", "jetbrains"):
+        text = " ".join((ROOT / "editors" / editor / "README.md").read_text().split())
+        assert f"{CLONE} && {INSTALL}" in text, editor
+        assert "pip install 'deepacp" not in text, editor
+    registry = " ".join((ROOT / "editors" / "registry" / "README.md").read_text().split())
+    assert "for after the first release" in registry
+
+
+def test_the_readme_names_only_commands_deepacp_has() -> None:
+    from deepacp.cli import build_parser
+
+    [commands] = [a for a in build_parser()._actions if a.dest == "command"]
+    named = set(re.findall(r"`deepacp ([a-z][a-z-]*)", (ROOT / "README.md").read_text()))
+    assert "logout" in named and named <= set(commands.choices), named
+
+
+def test_every_deepacp_variable_is_documented() -> None:
+    readme = (ROOT / "README.md").read_text()
+    read = set()
+    for module in (ROOT / "deepacp").rglob("*.py"):
+        read |= set(re.findall(r"[\"'](DEEPACP_[A-Z_]+)[\"']", module.read_text()))
+    assert "DEEPACP_LOG_LEVEL" in read
+    assert not sorted(v for v in read if v not in readme)
+
+
+def test_development_lists_what_the_suite_needs_from_the_system() -> None:
+    """Each tool `.ci/run` installs when missing is named, with how and what happens
+    without it."""
+    section = " ".join(readme_section("Development").split())
+    ci = (ROOT / ".ci" / "run").read_text()
+    tools = set(re.findall(r"command -v (\S+)", ci))
+    assert {"nvim", "emacs", "bwrap", "initdb", "sshd", "dockerd"} <= tools
+    names = {"nvim": "Neovim", "emacs": "Emacs"}
+    for tool in tools:
+        assert names.get(tool, tool) in section, tool
+    for words in ("PostgreSQL", "`.ci/run` installs the missing ones with `apt-get`", "skipped"):
+        assert words in section, words
