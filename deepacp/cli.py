@@ -158,7 +158,12 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
 
 def main(argv: list[str] | None = None) -> int:
     check_python()  # first: on an older Python, one line instead of a traceback
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    raw = sys.argv[1:] if argv is None else argv
+    if raw[:1] == ["sandbox"]:  # an editor's terminal starting a sandboxed command for us
+        from deepacp.backends.sandbox_launch import main as launch
+
+        return launch(raw[1:])
+    args = build_parser().parse_args(raw)
     from deepacp.errors import DeepacpError
     from deepacp.stdio import say_if_terminal
 

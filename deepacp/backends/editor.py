@@ -21,6 +21,7 @@ from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.filesystem import FilesystemBackend
 from deepacp.backends.protocol import MAX_TEXT_BYTES, ExecuteResult, Shell, ShellCommand
 from deepacp.backends.sandbox import Sandbox
+from deepacp.backends.sandbox_launch import launched
 from deepacp.backends.shell import (
     DEFAULT_MAX_OUTPUT,
     DEFAULT_TIMEOUT,
@@ -124,9 +125,15 @@ class EditorTerminal:
         policy = command_policy(self.sandbox, run)
         guard = await asyncio.to_thread(command_guard, self.sandbox, policy)
         argv = shell_argv(run.command)
-        if self.sandbox is not None:
-            argv = self.sandbox.wrap(argv, policy or "off", guard)
-        return await guarded_run(self._run(argv, timeout, run), policy, guard, self.root)
+        held: Path | None = None
+        if self.sandbox is not None and policy not in (None, "off"):
+            wrapped = self.sandbox.wrap(argv, policy, guard)
+            argv, held = launched(wrapped, argv)  # the editor shows the command, not bwrap's
+        try:
+            return await guarded_run(self._run(argv, timeout, run), policy, guard, self.root)
+        finally:
+            if held is not None:
+                held.unlink(missing_ok=True)
 
     async def _run(self, argv: list[str], timeout: float, run: ShellCommand) -> ExecuteResult:
         try:

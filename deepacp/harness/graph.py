@@ -24,6 +24,7 @@ from deepacp.harness.background import BackgroundRunner
 from deepacp.harness.contracts import HookRunner
 from deepacp.harness.middleware.background import BackgroundTasksMiddleware
 from deepacp.harness.middleware.caching import caching_middleware
+from deepacp.harness.middleware.edit_preflight import EditPreflightMiddleware
 from deepacp.harness.middleware.filesystem import FilesystemMiddleware
 from deepacp.harness.middleware.goal import GRADER_PROMPT, GoalMiddleware, GoalSource
 from deepacp.harness.middleware.hooks import HooksMiddleware
@@ -105,6 +106,7 @@ def assemble(
 
 def _tail(
     model: BaseChatModel,
+    backend: Backend,
     interrupt_on: dict | None,
     planning: bool,
     profile: HarnessProfile,
@@ -115,6 +117,7 @@ def _tail(
     if profile.excluded_tools or profile.tool_descriptions:
         tail.append(ProfileMiddleware(profile))  # the tools offered, as the profile says
     if interrupt_on:
+        tail.append(EditPreflightMiddleware(backend))  # an edit that cannot apply is not asked
         # Approval, innermost so it asks just before the tool runs (one interrupt per call).
         tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
     if planning and profile.offers(WRITE_TODOS):
@@ -208,7 +211,7 @@ def _grader(
         _prompt(GRADER_PROMPT, reviewer),
         _child_core(backend, retry),
         [*_extra(reviewer), *_hooks(hooks)],
-        _tail(model, interrupt_on, False, reviewer, caching=caching),
+        _tail(model, backend, interrupt_on, False, reviewer, caching=caching),
         name="goal-grader",
     )
 
@@ -251,7 +254,7 @@ def _children(
             _prompt(spec.system_prompt, profile),
             core,
             [*_extra(profile), *spec.middleware, *_hooks(hooks), *extra],
-            context + _tail(child_model, interrupt_on, False, profile, caching=caching),
+            context + _tail(child_model, backend, interrupt_on, False, profile, caching=caching),
             name=spec.name,
         )
     return agents, descriptions
@@ -409,7 +412,7 @@ def create_deep_agent(
         _prompt(system_prompt, profile),
         core,
         [*_extra(profile), *middleware, *_hooks(hooks)],
-        context + _tail(model, interrupt_on, planning, profile, notes, prompt_caching),
+        context + _tail(model, backend, interrupt_on, planning, profile, notes, prompt_caching),
         checkpointer=checkpointer,
         store=store,
         name=name,

@@ -267,6 +267,8 @@ class Session:
         except (asyncio.CancelledError, TurnCancelled):
             if _being_cancelled():
                 raise asyncio.CancelledError from None  # we are being stopped (shutdown)
+            if not ran and not self._names_command(content):  # cancelled before it began
+                self.turns.hold(self._keep(content))  # it happened all the same
             stop = "cancelled"
             return stop
         finally:
@@ -301,13 +303,8 @@ class Session:
             graph, ctx.config, ctx.backend, self.handler, resolver, self.host.window, prices,
             stopping, made.task_status,
         )  # fmt: skip
-        state = await graph.aget_state(ctx.config)
-        checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
-        text = content if isinstance(content, str) else text_of(content)
-        start = PromptStart(uuid.uuid4().hex, title_from(text), self.record.thread_id, checkpoint)
+        start, state = await self._begin(graph, content, ran)
         self.last_message_id = start.message_id
-        ran.append(start.message_id)
-        await _each(self.parts, lambda part: part.prompt_started(start))
         try:
             return await turn.run(content, state)
         finally:
@@ -315,10 +312,45 @@ class Session:
             ctx.update()
             await asyncio.shield(_each(self.parts, lambda part: part.prompt_ended(start)))
 
+    async def _begin(self, graph: Any, content: Content, ran: list[str]) -> tuple[PromptStart, Any]:
+        """A prompt begins (its id added to `ran`): the parts are told where the thread
+        stands (its state, returned)."""
+        state = await graph.aget_state(self.ctx.config)
+        checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
+        text = content if isinstance(content, str) else text_of(content)
+        start = PromptStart(uuid.uuid4().hex, title_from(text), self.record.thread_id, checkpoint)
+        ran.append(start.message_id)
+        await _each(self.parts, lambda part: part.prompt_started(start))
+        return start, state
+
+    def _names_command(self, content: Content) -> bool:
+        text = content if isinstance(content, str) else text_of(content[:1])
+        return (
+            commands.parse_command(text, commands.table(self.ctx, self.set_mode, self.parts))
+            is not None
+        )
+
+    async def _keep(self, content: Content) -> None:
+        """A prompt cancelled before it began (the graph still loading) is kept as one that
+        began and stopped at once: in the thread, a restore point, the session's title."""
+        from deepacp.session.turns.turn import user_message
+
+        try:
+            graph = await self.graph()
+            start, _ = await self._begin(graph, content, [])
+            try:
+                await graph.aupdate_state(self.ctx.config, user_message(content), as_node="model")
+            finally:
+                self.ctx.update()
+                await _each(self.parts, lambda part: part.prompt_ended(start))
+        except Exception:
+            log.exception("could not keep the prompt cancelled in session %s", self.id)
+
     async def close(self) -> None:
         """End the session: its turn, its parts, and what its graph holds (so a closed
         session costs no memory while a face still holds it)."""
         await self.stop()
+        await self.turns.let_go()
         with contextlib.suppress(Exception):
             await _each(self.parts, lambda part: part.closed())
         self._graph, self._made = None, Contributions()

@@ -32,6 +32,7 @@ from deepacp.session.parts.base import Part
 from deepacp.session.parts.goal import GoalPart
 from deepacp.session.parts.hooks import HooksPart
 from deepacp.session.parts.mcp import McpPart
+from deepacp.session.parts.permissions import PermissionsPart
 from deepacp.session.parts.replays import ReplaysPart
 from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.review import ReviewPart
@@ -40,6 +41,7 @@ from deepacp.session.parts.title import TitlePart
 from deepacp.session.replays import Replays, replays_of
 from deepacp.session.restore import RestorePoints, discard
 from deepacp.session.storage.ephemeral import EphemeralRecords
+from deepacp.session.storage.permissions import WorkspaceRules
 from deepacp.session.storage.records import Records, SessionRecord, Store
 from deepacp.session.turns.approvals import ApprovalPolicy, runs_code_later
 from deepacp.session.workspace import (
@@ -98,8 +100,11 @@ class SessionManager:
         self._watchers: dict[str, asyncio.Task] = {}
 
     def records(self, cwd: str | None = None) -> list[SessionRecord]:
-        """The stored sessions (of the workspace `cwd`), most recently used first."""
-        return self.store.list(str(Path(cwd)) if cwd else None)
+        """The stored sessions (of the workspace `cwd`), most recently used first — those
+        that never got a prompt (untitled: a session is titled by its first) after all the
+        others, so a picker leads with the conversations there are."""
+        found = self.store.list(str(Path(cwd)) if cwd else None)
+        return sorted(found, key=lambda record: record.title is None)  # stable: used order kept
 
     def record(self, session_id: str, cwd: str | None = None) -> SessionRecord:
         """The stored session `session_id` (of the workspace `cwd`, when given)."""
@@ -220,6 +225,7 @@ class SessionManager:
                 remote=remote,
             )
 
+        kept = not isinstance(records, EphemeralRecords)  # an ephemeral one remembers nothing
         parts: list[Part] = [
             McpPart(workspace.mcp_servers, self.harness_ready),
             TitlePart(),
@@ -229,6 +235,7 @@ class SessionManager:
             GoalPart(),
             BackgroundPart(background, here),
             restore,
+            PermissionsPart(WorkspaceRules(records.home, record.cwd) if kept else None),
             ReplaysPart(replays_of(records, self.server, remote)),
         ]
         session = Session(

@@ -122,6 +122,7 @@ async def test_a_proposal_that_cannot_apply_shows_no_diff_and_fails_as_before(
             assert cards[call_id]["statuses"][-1] == "failed"
         asked = {r.tool_call.tool_call_id: r.tool_call for r in agent.client.permission_requests}
         assert all(t.content is None and t.kind in ("edit", "delete") for t in asked.values())
+        assert "nf" not in asked  # an edit whose old text is not there is not put to the user
         assert "old_string was not found" in texts(cards["nf"]["content"])[0]
         assert (agent.workspace / "a.py").read_text() == "x = 1\n"
         assert not (agent.workspace.parent / "outside.txt").exists()

@@ -94,7 +94,7 @@ async def test_a_task_finishes_while_idle_and_the_next_turn_gets_its_report(
         assert "a.py sets x = 1; I wrote notes.txt." in report
         assert "Files it changed:\n- notes.txt" in report
         again = agent.client.cards()["k2"]["content"][-1].content.text
-        assert again == "Background task bg-s1 finished; its report was given to you already."
+        assert again == "Background task bg-s1 finished; its report was given to the agent already."
         assert agent.client.text().endswith("The task found x = 1.")
         last = model_requests()[-1]["messages"]
         assert sum("a.py sets x = 1" in m["content"] for m in last) == 1  # given once
@@ -222,7 +222,7 @@ async def test_a_task_on_the_server_is_seen_finished_after_a_restart(
             session = await agent.new_session()
             assert (await agent.prompt(session, "start it")).stop_reason == "end_turn"
             started = agent.client.cards()["s1"]["content"][-1].content.text
-            assert started.startswith("Started background task bg-s1.")
+            assert started.startswith("Started background task bg-s1:")
             agent.process.send_signal(signal.SIGKILL)
             await agent.process.wait()
             agent.wire.incoming.clear()  # the killed connection may have half-read frames

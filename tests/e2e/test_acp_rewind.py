@@ -179,7 +179,7 @@ async def test_a_fork_lists_loads_the_shared_history_and_diverges(agent_factory,
         )
         fork = forked.session_id
         assert fork != original and forked.modes is not None
-        assert (await titles(agent))[fork] == "fork of say hello"
+        assert (await titles(agent))[fork] == "fork of say hello after 1. say hello"
         await agent.prompt(fork, "go on in the fork")
         await agent.prompt(original, "go on in the original")
 
@@ -206,13 +206,14 @@ async def test_fork_command_and_the_turns_a_rewind_takes_back_are_kept(
         session = await agent.new_session()
         await agent.prompt(session, "first")
         await agent.prompt(session, "/fork")
-        assert 'Forked into "fork of first"' in last_text(agent, session)
+        assert 'Forked into "fork of first after 1. first"' in last_text(agent, session)
         await agent.prompt(session, "second")
         await agent.prompt(session, "/undo")
         said = last_text(agent, session)
-        assert 'The turns taken back are kept in the session "fork of first"' in said
+        assert 'taken back are kept in the session "fork of first after 2. second"' in said
         listed = await titles(agent)
-        assert sorted(listed.values()) == ["first", "fork of first", "fork of first"]
+        forks = ["fork of first after 1. first", "fork of first after 2. second"]
+        assert sorted(listed.values()) == ["first", *forks]
 
     async with agent_factory([], home=home) as agent:
         replayed = []
@@ -239,12 +240,15 @@ async def test_rewind_alone_asks_which_prompt_and_a_conflict_asks_what_to_do(
         mine = b"one = 'mine'\n"
         (agent.workspace / "a.py").write_bytes(mine)
 
-        agent.client.answers = ["choice-1", "choice-1"]  # prompt 2, then "Keep mine"
+        agent.client.answers = ["choice-0", "choice-0"]  # prompt 2 (newest first), "Keep mine"
         await agent.prompt(session, "/rewind")
         which, conflict = agent.client.permission_requests[-2:]
-        assert [o.name for o in which.options] == ["1. say hello", "2. change everything"]
+        assert [o.name for o in which.options] == [
+            "2. change everything (the last prompt)",
+            "1. say hello (and the 1 after it)",
+        ]
         assert "a.py" in (conflict.tool_call.title or "")
-        assert [o.name for o in conflict.options] == ["Restore anyway", "Keep mine", "Cancel"]
+        assert [o.name for o in conflict.options] == ["Keep mine", "Cancel", "Restore anyway"]
         said = last_text(agent, session)
         assert "Rewound to before prompt 2" in said and "Kept your versions of: a.py" in said
         assert files_of(agent.workspace) == {**BEFORE, "a.py": mine}
@@ -269,7 +273,10 @@ async def test_rewind_choices_go_through_elicitation_when_the_editor_offers_it(
         await agent.prompt(session, "change everything")
         (agent.workspace / "b.txt").write_bytes(b"mine\n")
         editor_client.buffers[str(agent.workspace / "b.txt")] = "mine\n"  # edited in the editor
-        editor_client.elicitation_answers = ["2. change everything", "Restore anyway"]
+        editor_client.elicitation_answers = [
+            "2. change everything (the last prompt)",
+            "Restore anyway",
+        ]
         await agent.prompt(session, "/rewind")
         assert len(editor_client.elicitations) == 2 and not editor_client.permission_requests
         said = last_text(agent, session)

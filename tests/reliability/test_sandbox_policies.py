@@ -274,8 +274,9 @@ async def test_editor_terminals_run_the_wrapped_command_under_the_users_card(
         await agent.prompt(session, "run")
         created = [m["params"] for m in agent.wire.incoming if m.get("method") == "terminal/create"]
         t.record(len(created) == 1, f"{len(created)} terminals")
-        t.record(Path(created[0]["command"]).name == "bwrap", f"command: {created[0]['command']}")
-        t.record(created[0]["args"][-3:] == ["/bin/sh", "-c", command], f"{created[0]['args']}")
+        shown = [created[0]["command"], *created[0]["args"]]  # the launcher that applies bwrap
+        t.record(Path(shown[0]).name == "deepacp" and shown[1] == "sandbox", f"command: {shown}")
+        t.record(shown[-4:] == ["--", "/bin/sh", "-c", command], f"{shown}")
         card = agent.client.cards()["term"]
         t.record(card["title"] == command, f"title: {card['title']}")
         t.record("[sandbox: workspace-write]" in card_text(card), card_text(card))

@@ -37,6 +37,7 @@ from deepacp.harness.background import (
     merge_tasks,
     shown_status,
 )
+from deepacp.harness.messages import CARD_TEXT
 from deepacp.harness.middleware.subagents import TaskArgs, agents_offered, child_input
 from deepacp.harness.names import (
     CANCEL_BACKGROUND_TASK,
@@ -81,8 +82,14 @@ def _records(runtime: ToolRuntime) -> dict[str, TaskRecord]:
     return dict((runtime.state or {}).get(BACKGROUND_KEY) or {})
 
 
-def _answer(runtime: ToolRuntime, name: str, text: str, **update: Any) -> Command:
-    message = ToolMessage(text, tool_call_id=runtime.tool_call_id or "", name=name)
+def _answer(
+    runtime: ToolRuntime, name: str, text: str, card: str | None = None, **update: Any
+) -> Command:
+    """The tool's result: `text` for the model, `card` for the user's card (None: the same)."""
+    extra = {CARD_TEXT: card} if card is not None else {}
+    message = ToolMessage(
+        text, tool_call_id=runtime.tool_call_id or "", name=name, additional_kwargs=extra
+    )
     return Command(update={"messages": [message], **update})
 
 
@@ -185,15 +192,19 @@ class BackgroundTasksMiddleware(AgentMiddleware):
             f'check_background_task("{task_id}") when you need its report (checking over and '
             "over does not make it faster)."
         )
-        return _answer(runtime, START_BACKGROUND_TASK, text, **{BACKGROUND_KEY: {task_id: record}})
+        card = f"Started background task {task_id}: it works on its own while the agent goes on."
+        update = {BACKGROUND_KEY: {task_id: record}}
+        return _answer(runtime, START_BACKGROUND_TASK, text, card, **update)
 
     async def _check(self, task_id: str, runtime: ToolRuntime) -> Command:
         record = self._record(task_id, runtime)
         name = CHECK_BACKGROUND_TASK
         if record.get("delivered"):
-            said = {"finished": "finished; its report was given to you already"}
-            state = said.get(record.get("status", ""), record.get("status", ""))
-            return _answer(runtime, name, f"Background task {task_id} {state}.")
+            status = record.get("status", "")
+            if status != "finished":
+                return _answer(runtime, name, f"Background task {task_id} {status}.")
+            said = f"Background task {task_id} finished; its report was given to"
+            return _answer(runtime, name, f"{said} you already.", f"{said} the agent already.")
         outcome = await self.runner.outcome(task_id)
         if outcome.status == "running":
             return _answer(runtime, name, f"Background task {task_id} is still running.")
@@ -233,7 +244,9 @@ class BackgroundTasksMiddleware(AgentMiddleware):
         record = self._record(task_id, runtime)
         name = CANCEL_BACKGROUND_TASK
         if record.get("status") == "running" and await self.runner.cancel(task_id):
-            update = {BACKGROUND_KEY: {task_id: TaskRecord(status="cancelled", delivered=True)}}
+            update: dict[str, Any] = {
+                BACKGROUND_KEY: {task_id: TaskRecord(status="cancelled", delivered=True)}
+            }
             return _answer(runtime, name, f"Cancelled background task {task_id}.", **update)
         status = self.runner.status(task_id) or record.get("status")
         return _answer(runtime, name, f"Background task {task_id} is not running ({status}).")

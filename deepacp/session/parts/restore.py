@@ -26,6 +26,10 @@ FORCE, KEEP = "--force", "--keep"
 RESTORE_ANYWAY, KEEP_MINE, CANCEL = "Restore anyway", "Keep mine", "Cancel"
 CHOICES = 10
 """`/rewind` offers the last this many prompts to pick from (it lists them all)."""
+WHICH = (
+    "Rewind to before which prompt? Newest first: the first choice takes back only the "
+    "last prompt ({newest}); each one after it takes back more."
+)
 COMMANDS = (
     Command(UNDO, "Take back the last turn: its file changes and its messages"),
     Command(
@@ -35,6 +39,32 @@ COMMANDS = (
     ),
     Command(FORK, "Copy this session (conversation and restore points) into a new one"),
 )
+
+
+def listed(number: int, point: RestorePoint) -> str:
+    """A prompt as `/rewind` lists it: its number and title."""
+    return f"{number}. {point.prompt or '(no text)'}"
+
+
+def rewind_choices(points: Sequence[RestorePoint]) -> dict[str, int]:
+    """What `/rewind` alone offers, to the prompt number each goes back to before: the
+    newest prompt first (the least taken back, so a client that picks the first choice
+    for the user does the least), each naming its prompt and how much it takes back."""
+    choices = {}
+    for number in range(len(points), max(len(points) - CHOICES, 0), -1):
+        later = len(points) - number
+        undone = "the last prompt" if later == 0 else f"and the {later} after it"
+        choices[f"{listed(number, points[number - 1])} ({undone})"] = number
+    return choices
+
+
+def fork_title(title: str | None, points: Sequence[RestorePoint]) -> str:
+    """A fork's title: the session's, and the last prompt the fork holds, so the forks an
+    undo, a rewind and `/fork` leave are told apart in a list."""
+    base = f"fork of {title or 'Untitled'}"
+    if not points:
+        return base
+    return f"{base} after {listed(len(points), points[-1])}"
 
 
 class RestorePart(Part):
@@ -69,10 +99,10 @@ class RestorePart(Part):
 
     async def fork(self) -> SessionRecord:
         """A new session with this one's conversation and restore points so far, titled
-        "fork of …"; the two diverge from here."""
+        "fork of … after N. …" (`fork_title`); the two diverge from here."""
         ctx = self.ctx
         ctx.host.here("forked")
-        forked = await ctx.records.fork(ctx.record, f"fork of {ctx.record.title or 'Untitled'}")
+        forked = await ctx.records.fork(ctx.record, fork_title(ctx.record.title, self.prompts()))
         self.points.copy_to(forked.id, {ctx.record.thread_id: forked.thread_id})
         return forked
 
@@ -127,14 +157,14 @@ class RestorePart(Part):
         if not words:
             if not prompts:
                 return "No prompts to rewind to yet."
-            labels = [f"{n}. {p.prompt or '(no text)'}" for n, p in enumerate(prompts, start=1)]
+            choices = rewind_choices(prompts)
             picked = await self._ask(
-                "Rewind to before which prompt? Its changes and later ones are undone.",
-                labels[-CHOICES:],
+                WHICH.format(newest=listed(len(prompts), prompts[-1])), [*choices]
             )
             if picked is None:
+                labels = [listed(n, p) for n, p in enumerate(prompts, start=1)]
                 return "Prompts (/rewind N goes back to before prompt N):\n\n" + "\n".join(labels)
-            return await self._rewind_to(labels.index(picked) + 1, set())
+            return await self._rewind_to(choices[picked], set())
         flags = {w for w in words if w.startswith("--")}
         numbers = [w for w in words if not w.startswith("--")]
         if flags - {FORCE, KEEP} or len(numbers) != 1 or not numbers[0].isdigit():
@@ -151,7 +181,7 @@ class RestorePart(Part):
             files = ", ".join(done.conflicts)
             answer = await self._ask(
                 f"You changed these files after the agent did: {files}. Rewind them too?",
-                [RESTORE_ANYWAY, KEEP_MINE, CANCEL],
+                [KEEP_MINE, CANCEL, RESTORE_ANYWAY],  # what loses none of your work first
             )
             if answer not in (RESTORE_ANYWAY, KEEP_MINE):
                 return (

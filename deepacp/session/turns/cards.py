@@ -25,7 +25,7 @@ from deepacp.events import (
 )
 from deepacp.harness import names as T
 from deepacp.harness.contracts import EditArtifact
-from deepacp.harness.messages import text_of
+from deepacp.harness.messages import card_text_of, text_of
 from deepacp.secrets import redact_any, secret_values
 
 CARD_TEXT_CHARS = 20_000
@@ -199,9 +199,12 @@ def _rejected(message: ToolMessage) -> bool:
 
 def card_text(message: ToolMessage, name: str | None) -> str:
     """What the card of a finished call says: the result, except where that was written
-    for the model (a rejection's instructions, the plan tool's echo of the plan)."""
+    for the model (a rejection's instructions, the plan tool's echo of the plan, what a
+    tool said for people apart: `card_text_of`)."""
     if _rejected(message):
         return REJECTED_CARD_TEXT
+    if (for_people := card_text_of(message)) is not None:
+        return for_people
     if name == T.WRITE_TODOS and message.status != "error":
         return PLAN_CARD_TEXT
     text = text_of(message.content)

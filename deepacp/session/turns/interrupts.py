@@ -46,10 +46,15 @@ class InterruptResolver:
         self, interrupts: list[Any], shown: Mapping[str, ToolStarted]
     ) -> dict[str, Any]:
         """The resume value for LangGraph: a decision or answer per interrupt id. `shown`
-        are the tool cards the user has seen, whose kind and diff the questions repeat."""
+        are the tool cards the user has seen, whose kind and diff the questions repeat; the
+        user is asked in the order the cards were shown, however the calls reached the gate."""
         pending = {i.id: parse_interrupt(i.value) for i in interrupts}  # repeats: sub-agents
+        shown_at = {call_id: n for n, call_id in enumerate(shown)}
+        ordered = sorted(
+            pending.items(), key=lambda item: shown_at.get(item[1].tool_call_id, len(shown_at))
+        )
         answers: dict[str, Any] = {}
-        for interrupt_id, asked in pending.items():
+        for interrupt_id, asked in ordered:
             if isinstance(asked, QuestionInterrupt):
                 answers[interrupt_id] = await self._answer(asked)
             else:

@@ -5,7 +5,8 @@ whole content, so a session keeps at most `MAX_WAITING` of either: more are refu
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from deepacp.errors import QueueFull
 
@@ -26,6 +27,8 @@ class TurnQueue:
         self._dropped = False
         """A cancel came while `_handed` had not resumed yet: it must not run."""
         self._steering: list[Content] = []
+        self._held: asyncio.Task[Any] | None = None
+        """What a cancelled turn still does after its prompt was answered (`hold`)."""
 
     def take(self) -> bool:
         """Take the session now if it is idle (no waiting); whether it was."""
@@ -36,7 +39,10 @@ class TurnQueue:
 
     async def claim(self, acknowledge: Callable[[], Awaitable[None]]) -> bool:
         """Take the session for a turn, after the turns ahead when one runs (`acknowledge`
-        tells the user it waits); False when a cancel dropped it first."""
+        tells the user it waits); False when a cancel dropped it first. Held work (`hold`)
+        is waited for first, unannounced: no turn runs."""
+        if self._held is not None and not self._waiting:
+            await asyncio.wait({self._held})  # however it ends; a cancel of ours still stops us
         if self.take():
             return True
         if len(self._waiting) >= MAX_WAITING:
@@ -69,8 +75,26 @@ class TurnQueue:
             return False
         return True
 
+    def hold(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Keep the session for `work` after the running turn ends: what a cancelled turn
+        must still record, which the cancel's answer does not wait for but the next prompt
+        does (`release` hands over once it is done)."""
+        self._held = asyncio.create_task(work)
+
+    async def let_go(self) -> None:
+        """Stop held work (the session is closing)."""
+        if self._held is not None:
+            self._held.cancel()
+            await asyncio.wait({self._held})
+
     def release(self) -> None:
-        """A turn ended: the next queued prompt runs, else the session is idle."""
+        """A turn ended: the next queued prompt runs (once held work is done), else the
+        session is idle."""
+        held = self._held
+        if held is not None and not held.done():
+            held.add_done_callback(lambda _: self.release())
+            return
+        self._held = None
         while self._waiting:
             gate = self._waiting.pop(0)
             if not gate.done():

@@ -71,6 +71,12 @@ def question_text(question: Question) -> str:
     return f"{question.question}\n{options}"
 
 
+def user_message(content: str | list[dict]) -> dict[str, Any]:
+    """The graph input (or state update) that adds the user's message to the thread."""
+    blocks: str | list[str | dict] = content if isinstance(content, str) else [*content]
+    return {"messages": [HumanMessage(content=blocks)]}
+
+
 class Turn:
     """Drives `graph` on the thread in `config` for one user message."""
 
@@ -148,8 +154,7 @@ class Turn:
 
     async def _stream(self, content: str | list[dict]) -> StopReason:
         live = self.live
-        blocks: str | list[str | dict] = content if isinstance(content, str) else [*content]
-        payload: Any = {"messages": [HumanMessage(content=blocks)]}
+        payload: Any = user_message(content)
         redactor = LiveRedactor()  # the one place live events leave for the faces
         while True:
             # Closed however the loop ends: a cancel that lands while an event is shown
