@@ -90,6 +90,12 @@ def skill_prompt(skill: Skill, body: str, request: str) -> str:
     return f'<skill name="{skill.name}" path="{skill.path}">\n{body.strip()}\n</skill>\n\n{task}'
 
 
+def names_command(content: str | list[dict], known: Iterable[str]) -> bool:
+    """Whether the user's message is one of the `known` slash commands."""
+    text = content if isinstance(content, str) else text_of(content[:1])
+    return parse_command(text, known) is not None
+
+
 def table(
     ctx: SessionContext, set_mode: Callable[[Mode], Awaitable[None]], parts: Iterable[Part]
 ) -> dict[str, tuple[Command, CommandHandler]]:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from deepacp.backends.protocol import Backend
@@ -34,11 +34,12 @@ from deepacp.harness.messages import text_of
 from deepacp.harness.usage import TokenUsage
 from deepacp.session import commands
 from deepacp.session.assembly import Contributions
+from deepacp.session.beginning import begin, keep_cancelled
 from deepacp.session.context import SessionContext
 from deepacp.session.handler import SessionHandler
 from deepacp.session.hosts import Host
 from deepacp.session.modes import Mode
-from deepacp.session.parts.base import EndedTurn, Part, PromptStart, title_from
+from deepacp.session.parts.base import EndedTurn, Part, each_part
 from deepacp.session.storage.records import Records, SessionRecord
 from deepacp.session.turns.approvals import ApprovalPolicy
 from deepacp.session.turns.control import TurnCancelled
@@ -56,15 +57,6 @@ async def _messages(contents: Sequence[Content]) -> list[Any]:
     from langchain_core.messages import HumanMessage
 
     return [HumanMessage(content=c if isinstance(c, str) else [*c]) for c in contents]
-
-
-async def _each(parts: Sequence[Part], hook: Callable[[Part], Awaitable[Any]]) -> None:
-    """Call `hook` on every part in order; what one raises is logged, the rest run."""
-    for part in parts:
-        try:
-            await hook(part)
-        except Exception:
-            log.exception("a session part failed: %s", type(part).__name__)
 
 
 def _being_cancelled() -> bool:
@@ -95,7 +87,8 @@ class Session:
         self.ctx = SessionContext(
             record, records, handler, host, policy, backend_for(record), self.turns,
             (record.cwd, *roots), rebuild=self._rebuild, graph=self.graph, history=self.history,
-            clear=self.clear, taken_back=lambda ids: _each(self.parts, lambda p: p.taken_back(ids)),
+            clear=self.clear,
+            taken_back=lambda ids: each_part(self.parts, lambda part: part.taken_back(ids)),
         )  # fmt: skip
         self._backend_for = backend_for
         self._graph: Any = None
@@ -200,7 +193,7 @@ class Session:
         await self.host.delete_thread(old)
         self.ctx.backend = self._backend_for(record)
         self._rebuild()
-        await _each(self.parts, lambda part: part.cleared())
+        await each_part(self.parts, lambda part: part.cleared())
 
     @property
     def running(self) -> bool:
@@ -267,15 +260,16 @@ class Session:
         except (asyncio.CancelledError, TurnCancelled):
             if _being_cancelled():
                 raise asyncio.CancelledError from None  # we are being stopped (shutdown)
-            if not ran and not self._names_command(content):  # cancelled before it began
-                self.turns.hold(self._keep(content))  # it happened all the same
+            table = commands.table(self.ctx, self.set_mode, self.parts)
+            if not ran and not commands.names_command(content, table):  # before it began
+                self.turns.hold(keep_cancelled(self.ctx, self.parts, content))  # it happened
             stop = "cancelled"
             return stop
         finally:
             self._task = None
             self.turns.release()
             ended = EndedTurn(tuple(ran), stop)
-            await asyncio.shield(_each(self.parts, lambda part: part.turn_ended(ended)))
+            await asyncio.shield(each_part(self.parts, lambda part: part.turn_ended(ended)))
 
     async def _dispatch(self, content: Content, ran: list[str]) -> StopReason:
         whole = content if isinstance(content, str) else text_of(content)
@@ -303,48 +297,14 @@ class Session:
             graph, ctx.config, ctx.backend, self.handler, resolver, self.host.window, prices,
             stopping, made.task_status,
         )  # fmt: skip
-        start, state = await self._begin(graph, content, ran)
+        start, state = await begin(self.ctx, self.parts, graph, content, ran)
         self.last_message_id = start.message_id
         try:
             return await turn.run(content, state)
         finally:
             self.last_turn_usage = self.last_turn_usage + turn.usage
             ctx.update()
-            await asyncio.shield(_each(self.parts, lambda part: part.prompt_ended(start)))
-
-    async def _begin(self, graph: Any, content: Content, ran: list[str]) -> tuple[PromptStart, Any]:
-        """A prompt begins (its id added to `ran`): the parts are told where the thread
-        stands (its state, returned)."""
-        state = await graph.aget_state(self.ctx.config)
-        checkpoint = state.config.get("configurable", {}).get("checkpoint_id")
-        text = content if isinstance(content, str) else text_of(content)
-        start = PromptStart(uuid.uuid4().hex, title_from(text), self.record.thread_id, checkpoint)
-        ran.append(start.message_id)
-        await _each(self.parts, lambda part: part.prompt_started(start))
-        return start, state
-
-    def _names_command(self, content: Content) -> bool:
-        text = content if isinstance(content, str) else text_of(content[:1])
-        return (
-            commands.parse_command(text, commands.table(self.ctx, self.set_mode, self.parts))
-            is not None
-        )
-
-    async def _keep(self, content: Content) -> None:
-        """A prompt cancelled before it began (the graph still loading) is kept as one that
-        began and stopped at once: in the thread, a restore point, the session's title."""
-        from deepacp.session.turns.turn import user_message
-
-        try:
-            graph = await self.graph()
-            start, _ = await self._begin(graph, content, [])
-            try:
-                await graph.aupdate_state(self.ctx.config, user_message(content), as_node="model")
-            finally:
-                self.ctx.update()
-                await _each(self.parts, lambda part: part.prompt_ended(start))
-        except Exception:
-            log.exception("could not keep the prompt cancelled in session %s", self.id)
+            await asyncio.shield(each_part(self.parts, lambda part: part.prompt_ended(start)))
 
     async def close(self) -> None:
         """End the session: its turn, its parts, and what its graph holds (so a closed
@@ -352,6 +312,6 @@ class Session:
         await self.stop()
         await self.turns.let_go()
         with contextlib.suppress(Exception):
-            await _each(self.parts, lambda part: part.closed())
+            await each_part(self.parts, lambda part: part.closed())
         self._graph, self._made = None, Contributions()
         await self.host.close()

@@ -3,9 +3,10 @@ are told."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deepacp.events import Command, Event, StopReason
 from deepacp.session.modes import Mode
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from deepacp.session.assembly import Contributions
     from deepacp.session.context import SessionContext
     from deepacp.session.storage.records import SessionRecord
+
+log = logging.getLogger(__name__)
 
 CommandHandler = Callable[[str], Awaitable[str]]
 """A slash command: its argument text in, the text the user sees out."""
@@ -45,6 +48,15 @@ class EndedTurn:
 
     message_ids: Sequence[str]
     stop: StopReason | None
+
+
+async def each_part(parts: Sequence[Part], hook: Callable[[Part], Awaitable[Any]]) -> None:
+    """Call `hook` on every part in order; what one raises is logged, the rest run."""
+    for part in parts:
+        try:
+            await hook(part)
+        except Exception:
+            log.exception("a session part failed: %s", type(part).__name__)
 
 
 class Part:
