@@ -20,7 +20,7 @@ from deepacp.session.manager import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.store import SessionStore
 
-MCP_SERVER = str(Path(__file__).parents[2] / "e2e" / "mcp_server.py")
+MCP_SERVER = str(Path(__file__).parents[2] / "support" / "mcp_server.py")
 
 
 class Recorder:
