@@ -52,7 +52,13 @@ async def load_lines(agent, session: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("turns", "prompts"),
-    [(ONE_TURN, 1), (WITH_DIFF, 1), (LONG, 2)],
+    [
+        (ONE_TURN, 1),
+        (WITH_DIFF, 1),
+        pytest.param(
+            LONG, 2, marks=pytest.mark.slow(reason="a 500-message session, saved and loaded")
+        ),
+    ],
     ids=["one turn", "tool call with diff", "500 messages"],
 )
 async def test_a_saved_replay_redraws_the_session_byte_for_byte(

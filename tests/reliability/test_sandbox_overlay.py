@@ -20,9 +20,12 @@ from tests.e2e.test_lsp import execute, open_document, start
 
 client = test_lsp.client
 
-pytestmark = pytest.mark.skipif(
-    overlay_problem() is not None, reason=f"no overlay here: {overlay_problem()}"
-)
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.skipif(
+        overlay_problem() is not None, reason=f"no overlay here: {overlay_problem()}"
+    ),
+]
 
 CALC = "def add(a, b):\n    return a + b\n"
 
