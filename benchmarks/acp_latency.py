@@ -159,7 +159,7 @@ from deepacp.acp.lean import import_acp_schema
 import_acp_schema()
 started = time.perf_counter()
 if sys.argv[1] == "harness":
-    import deepacp.session.agent, deepacp.session.turn
+    from deepacp.session.assembly import import_harness; import_harness()
 else:
     import langchain.agents
 print(json.dumps({"seconds": time.perf_counter() - started,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from deepacp.models import resolve_model
 from deepacp.session.blobs import BlobStore
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.snapshots import RestorePoints
 from deepacp.session.store import SessionStore
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from deepacp.models import resolve_model
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.store import SessionStore
 
 MARKS = (10, 100, 1000, 4000)

@@ -194,7 +194,7 @@ def langgraph_checks(url: str | None) -> list[Check]:
     import httpx
 
     from deepacp.exposure import STUDIO, server_status
-    from deepacp.session.threads import TOKEN_VARIABLE, token_headers
+    from deepacp.session.hosts.threads import TOKEN_VARIABLE, token_headers
 
     ours = token_headers()
     try:

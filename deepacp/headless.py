@@ -121,28 +121,25 @@ async def _run(
     remote_url: str | None = None,
     server: str | None = None,
 ) -> int:
-    from deepacp.backends.remote import RemoteBackend
-    from deepacp.backends.runners import parse_remote
     from deepacp.models import resolve_model
-    from deepacp.session.manager import SessionManager, Workspace
+    from deepacp.session.hosts.threads import ServerThreads
+    from deepacp.session.lifecycle import SessionManager, Workspace
     from deepacp.session.store import open_store
-    from deepacp.session.threads import ServerThreads
 
-    remote = None
-    if remote_url is not None:
-        remote = await RemoteBackend.connect(parse_remote(remote_url))
     manager = SessionManager(
         open_store(deepacp_home()),
         resolve_model,
         sandbox=sandbox,
         server=ServerThreads(server) if server else None,
+        remote=remote_url,
     )
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
+        await manager.reach()
         record = manager.new_record(str(cwd), mode, spec, effort, goal)
         # One prompt, then the process ends: a background task here would end with it.
-        session = manager.open(record, Workspace(str(cwd), remote=remote), handler, False)
-        await session.make_thread()
+        session = manager.open(record, Workspace(str(cwd)), handler, False)
+        await manager.make_thread(session)
         stopped_by: list[int] = []
         turn = asyncio.create_task(session.prompt(prompt))
 
@@ -161,8 +158,6 @@ async def _run(
             return 128 + stopped_by[0]
     finally:
         await manager.shutdown()  # the session is closed, its MCP servers and claim released
-        if remote is not None:
-            await remote.close()
     if goal and stop == "end_turn" and not handler.goal_met:
         handler._print(f"[goal not met; session {record.id}]")
         return 1

@@ -29,8 +29,6 @@ from deepacp.acp.lifetime import Lifetime
 from deepacp.acp.quickload import QuickLoad, Transcripts
 from deepacp.acp.transport import StdioTransport
 from deepacp.backends.editor_review import EditorReview
-from deepacp.backends.remote import RemoteBackend
-from deepacp.backends.runners import Runner, parse_remote, runner_for
 from deepacp.backends.sandbox import (
     DEFAULT_POLICY,
     SandboxPolicy,
@@ -49,7 +47,6 @@ from deepacp.errors import (
     ConfigError,
     DeepacpError,
     ModelConfigError,
-    RemoteUnavailable,
     SessionBusy,
     SessionNotFound,
     TurnError,
@@ -57,12 +54,15 @@ from deepacp.errors import (
 )
 from deepacp.events import CommandsChanged, ModeChanged, Notice
 from deepacp.models import check_provider, configured_spec, resolve_model, split_spec
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.core import Session
+from deepacp.session.hosts.local import no_wait
+from deepacp.session.hosts.threads import ServerThreads
+from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import DEFAULT_MODE, parse_mode
-from deepacp.session.runtime import Session, no_wait
+from deepacp.session.parts.restore import RestorePart
+from deepacp.session.parts.sandbox import SandboxPart
 from deepacp.session.store import SessionRecord, SessionStore, Store, open_store
-from deepacp.session.threads import ServerThreads
 from deepacp.session.workspace import through_editor
 
 log = logging.getLogger(__name__)
@@ -182,12 +182,9 @@ class DeepacpAgent:
             harness_ready=ready,
             sandbox=_start_policy(options.sandbox),
             server=ServerThreads(options.server) if options.server else None,
+            remote=options.remote,
         )
         self._background: set[asyncio.Task] = set()
-        self._runner: Runner | None = None
-        """The connection to the --remote machine, shared by its sessions."""
-        self._remote: RemoteBackend | None = None
-        """The --remote checkout as last reached (None: not yet, or no --remote)."""
         self._transcripts = (
             Transcripts(store.home, options, client_params)
             if isinstance(store, SessionStore) and not options.server and not options.remote
@@ -270,22 +267,13 @@ class DeepacpAgent:
         options = updates.config_options(
             record.mode, spec, self._model_choices(spec), self._effort(record)
         )
-        options.append(updates.sandbox_option(session.sandbox.policy, sandbox_problem()))
+        options.append(updates.sandbox_option(session.part(SandboxPart).policy, sandbox_problem()))
         return {"modes": updates.mode_state(record.mode), "config_options": options}
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-    async def _reach_remote(self) -> None:
-        """Check that the --remote checkout answers before a session opens on it (a
-        `RemoteUnavailable` says why not); without --remote, nothing to do."""
-        if self.options.remote is None:
-            return
-        target = parse_remote(self.options.remote)
-        self._runner = self._runner or runner_for(target)
-        self._remote = await RemoteBackend.connect(target, self._runner)
 
     def _open(
         self,
@@ -295,23 +283,14 @@ class DeepacpAgent:
     ) -> Session:
         if (session := self.manager.get(record.id)) is not None:
             return session
-        remote = self._remote
-        if self.options.remote is not None and remote is None:
-            raise RemoteUnavailable(
-                f"{self.options.remote} has not been reached yet: open the session with "
-                "session/load or session/resume"
-            )
         editor = AcpEditorClient(self.conn, record.id, self.client_capabilities)
         review = EditorReview(editor) if editor.can_write else None
         workspace = Workspace(
             record.cwd,
             _roots(record.cwd, directories),
             to_mcp_servers(mcp_servers),
-            through_editor(editor, review)
-            if editor.useful and remote is None and not self.options.server
-            else None,
+            through_editor(editor, review) if editor.useful else None,
             review,
-            remote=remote,
         )
 
         def config_options() -> list[Any]:
@@ -334,11 +313,11 @@ class DeepacpAgent:
         if not path.is_absolute() or not path.is_dir():
             raise _bad_params(f"cwd must be an absolute path to a directory, got {cwd!r}")
         _roots(cwd, additional_directories)  # bad ones refused before anything is stored
-        await self._reach_remote()  # an unreachable one is refused before anything is stored
+        await self.manager.reach()  # an unreachable one is refused before anything is stored
         record = self.manager.new_record(str(path), DEFAULT_MODE, self._resolve_spec(None))
         session = self._open(record, mcp_servers, additional_directories)
         try:
-            await session.make_thread()
+            await self.manager.make_thread(session)
         except DeepacpError:
             with contextlib.suppress(DeepacpError):  # nothing is left of a session not made
                 await self.manager.delete(record.id)
@@ -355,7 +334,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.LoadSessionResponse:
         record = self.manager.record(session_id, cwd)
-        await self._reach_remote()
+        await self.manager.reach()
         keep = self._transcripts is not None and self.manager.get(record.id) is None
         keep = keep and not mcp_servers and not additional_directories
         session = self._open(record, mcp_servers, additional_directories)
@@ -424,8 +403,8 @@ class DeepacpAgent:
             record = session.record
             replay = transcripts.replays.key(record.thread_id, (record.cwd,))
             if (
-                session.extra_roots
-                or session.sandbox.policy != _start_policy(self.options.sandbox)
+                session.ctx.roots[1:]
+                or session.part(SandboxPart).policy != _start_policy(self.options.sandbox)
                 or not transcripts.replays.is_saved(record.id, replay)
                 or transcripts.is_current(record)
             ):
@@ -451,7 +430,7 @@ class DeepacpAgent:
         **_: Any,
     ) -> S.ResumeSessionResponse:
         record = self.manager.record(session_id, cwd)
-        await self._reach_remote()
+        await self.manager.reach()
         session = self._open(record, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ResumeSessionResponse(**self._state(session))
@@ -469,7 +448,7 @@ class DeepacpAgent:
         source = self._session(self.manager.record(session_id, cwd).id)
         if source.running:
             raise SessionBusy("the session is running a turn; fork it when the turn ends")
-        forked = await source.fork()
+        forked = await source.part(RestorePart).fork()
         session = self._open(forked, mcp_servers, additional_directories)
         self._spawn(session.announce())
         return S.ForkSessionResponse(session_id=forked.id, **self._state(session))
@@ -526,7 +505,7 @@ class DeepacpAgent:
                 )
             await session.set_effort(parse_effort(value))
         elif config_id == updates.SANDBOX_OPTION:
-            await session.set_sandbox(_sandbox_choice(value))
+            await session.part(SandboxPart).set(_sandbox_choice(value))
         else:
             raise _bad_params(f"unknown config option {config_id!r}")
         return S.SetSessionConfigOptionResponse(
@@ -560,14 +539,15 @@ class DeepacpAgent:
         """Go back to before prompt `message_id` (after its turn, when `keep_turn`),
         cancelling a running turn first; the session and the result's `_meta`."""
         session = self._session(session_id)
-        number = session.prompt_number(message_id)
+        number = session.part(RestorePart).number(message_id)
         if number is None:
             raise rewind.unknown_message(message_id, session_id)
         await session.stop()
-        if keep_turn and number == len(session.prompts()):
+        if keep_turn and number == len(session.part(RestorePart).prompts()):
             return session, {}  # nothing after it to take back
         force, keep = on_conflict == "restore", on_conflict == "keep"
-        done = await session.rewind(number + 1 if keep_turn else number, force=force, keep=keep)
+        restore = session.part(RestorePart)
+        done = await restore.rewind(number + 1 if keep_turn else number, force=force, keep=keep)
         if done.conflicts and not (force or keep):
             raise rewind.conflicts_error(done.conflicts)
         return session, rewind.files_meta(done)
@@ -624,8 +604,6 @@ class DeepacpAgent:
         sessions = list(self.manager.sessions.values())
         await self.manager.shutdown()
         await self._kept_at_close(sessions)
-        if self._runner is not None:
-            await self._runner.close()
 
 
 def make_handler(agent: DeepacpAgent) -> Any:

@@ -48,8 +48,9 @@ def load_harness(model_spec: str | None) -> HarnessImport:
     def work() -> None:
         loaded.begin.wait()
         try:
-            import deepacp.session.agent
-            import deepacp.session.turn  # noqa: F401 (LangGraph, the projection)
+            from deepacp.session.assembly import import_harness
+
+            import_harness()
         except BaseException as exc:
             loaded.set_exception(exc)
             return

@@ -47,7 +47,7 @@ from deepacp.events import (
 )
 from deepacp.session.modes import MODES
 from deepacp.session.store import now
-from deepacp.session.usage import TokenUsage
+from deepacp.session.turns.usage import TokenUsage
 
 EFFORT_OPTION = "effort"
 

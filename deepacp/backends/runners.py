@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 from urllib.parse import unquote, urlsplit
 
+from deepacp.backends.programs import trusted_program
 from deepacp.backends.shell import lifeline, watched
 from deepacp.errors import RemoteUnavailable
 
@@ -101,6 +102,18 @@ async def _output(argv: Sequence[str]) -> tuple[int, str]:
     return proc.returncode or 0, said.decode("utf-8", "replace")
 
 
+def client(name: str) -> str:
+    """The local `name` (ssh, docker) to run: never one a command could have planted
+    (`trusted_program`); `RemoteUnavailable` when there is none."""
+    found = trusted_program(name)
+    if found is None:
+        raise RemoteUnavailable(
+            f"{name} is not installed here (none on PATH outside the workspaces that only "
+            "root or you can change)"
+        )
+    return found
+
+
 def last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else "no reason given"
@@ -131,18 +144,18 @@ class SshRunner:
 
     def argv(self, program: Sequence[str]) -> list[str]:
         command = shlex.join(program)
-        return ["ssh", *self._options(), "-o", "ControlMaster=no", "--", self.target.host, command]
+        ssh = client("ssh")
+        return [ssh, *self._options(), "-o", "ControlMaster=no", "--", self.target.host, command]
 
     async def connect(self) -> None:
-        if shutil.which("ssh") is None:
-            raise RemoteUnavailable("ssh is not installed here; install OpenSSH's client")
+        ssh = client("ssh")
         if self._master is not None and self._master.returncode is None:
             if self.control.exists():
                 return
             await self.close_master()
         self.control.unlink(missing_ok=True)
         log = self._folder / "connect.log"
-        master = ["ssh", *self._options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no"]
+        master = [ssh, *self._options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no"]
         fd = lifeline()  # the master dies with this process, however it ends
         with open(log, "wb") as err:
             self._master = await asyncio.create_subprocess_exec(
@@ -185,11 +198,9 @@ class DockerRunner:
         self.target = target
 
     def argv(self, program: Sequence[str]) -> list[str]:
-        return ["docker", "exec", "-i", "--", self.target.host, *program]
+        return [client("docker"), "exec", "-i", "--", self.target.host, *program]
 
     async def connect(self) -> None:
-        if shutil.which("docker") is None:
-            raise RemoteUnavailable("docker is not installed here")
         code, said = await _output(self.argv(["true"]))
         if code != 0:
             raise RemoteUnavailable(f"cannot reach {self.target}: {last_line(said)}")

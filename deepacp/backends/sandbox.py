@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from deepacp.backends.errors import BackendError
 from deepacp.backends.guard import Guard, GuardBreach, guard_of
+from deepacp.backends.programs import note_workspace, trusted_program
 from deepacp.backends.sandbox_view import HostView, usable_folder
 from deepacp.backends.userns import user_namespace_problem
 
@@ -102,8 +104,9 @@ def parse_policy(value: object) -> SandboxPolicy:
     raise ValueError(f"unknown sandbox policy {value!r}; the policies are {', '.join(POLICIES)}")
 
 
-def _bwrap() -> str | None:
-    return shutil.which("bwrap")
+def _bwrap(roots: Sequence[Path] = ()) -> str | None:
+    """The bwrap to run: never one a command could have planted (`trusted_program`)."""
+    return trusted_program("bwrap", roots)
 
 
 @functools.cache
@@ -114,10 +117,13 @@ def sandbox_problem() -> str | None:
         return f"no sandbox on this platform ({sys.platform}): bubblewrap runs on Linux only"
     bwrap = _bwrap()
     if bwrap is None:
-        return (
-            "bwrap is not installed: install bubblewrap "
-            "(Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)"
-        )
+        install = "(Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)"
+        if found := shutil.which("bwrap"):
+            return (
+                f"the bwrap on PATH ({found}) is in a workspace or may be changed by another "
+                f"user: install bubblewrap where only root can change it {install}"
+            )
+        return f"bwrap is not installed: install bubblewrap {install}"
     probe = [bwrap, *_isolation(network=False), "--ro-bind", "/", "/", "--", "/bin/true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=10)
@@ -187,6 +193,15 @@ class Sandbox:
     hidden: tuple[Path, ...] = ()
     extra_roots: tuple[Path, ...] = ()
 
+    def __post_init__(self) -> None:
+        note_workspace([self.root, *self.extra_roots])  # no program is taken from them
+
+    def roots(self) -> list[Path]:
+        """The workspace roots the commands write (links resolved): the root and the extra
+        roots this process may look into (never an error for one it may not)."""
+        extra = (r.resolve() for r in self.extra_roots if usable_folder(r))
+        return [self.root.resolve(), *extra]
+
     def hidden_paths(self) -> list[Path]:
         """Every existing path to hide, where its links lead (so a link cannot reveal it)."""
         home = Path.home()
@@ -205,19 +220,23 @@ class Sandbox:
         unasked = hook or (self.setting.unasked and policy in QUIET_POLICIES)
         if not unasked or policy in ("off", "read-only"):
             return None
-        roots = [self.root.resolve(), *(r.resolve() for r in self.extra_roots if r.is_dir())]
-        return guard_of(roots, self.setting.breach)
+        return guard_of(self.roots(), self.setting.breach)
 
     def wrap(
         self, argv: Sequence[str], policy: SandboxPolicy, guard: Guard | None = None
     ) -> list[str]:
         """`argv` run under `policy` (`argv` itself for `off`), with `guard`'s paths
-        read-only."""
-        bwrap = _bwrap()
-        if policy == "off" or bwrap is None:
+        read-only; a `BackendError` when no bwrap may run now (the command does not run)."""
+        if policy == "off":
             return list(argv)
-        root = self.root.resolve()
-        roots = [root, *(r.resolve() for r in self.extra_roots if os.path.isdir(r))]
+        roots = self.roots()
+        root = roots[0]
+        bwrap = _bwrap(roots)
+        if bwrap is None:
+            raise BackendError(
+                "the command did not run: there is no bwrap to sandbox it now that only root "
+                "or you can change, outside the workspace (none is run from anywhere else)"
+            )
         hidden = self.hidden_paths()
         view = HostView(roots, hidden, _tool_folders())
         inside = [p for p in hidden if any(_within(p, r) and p != r for r in roots)]

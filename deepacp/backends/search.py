@@ -135,7 +135,7 @@ async def glob_files(
     pattern for the file name, no `/`) lets ripgrep skip most files; `matches` still
     decides, unless `name_decides` (the caller knows `name_glob` gives the same answer)."""
     if use_rg is None:
-        use_rg = ripgrep() is not None
+        use_rg = ripgrep([root]) is not None
     if use_rg:
         first = FirstInOrder(limit)
         try:
@@ -157,7 +157,7 @@ async def grep_files(
 ) -> list[GrepMatch]:
     """grep over the files of a tree (`query.path` a workspace path under `root`)."""
     if use_rg is None:
-        use_rg = ripgrep() is not None
+        use_rg = ripgrep([root]) is not None
     if use_rg:
         try:
             return await rg_grep(root, query, exclude)

@@ -1,7 +1,7 @@
 """Background tasks: what a thread remembers of each (`TaskRecord`, merged by id), and
 where they run — a `BackgroundRunner`. `InProcessTasks` runs each as an asyncio task of
 this process (so a task that was running when its session closed or deepacp stopped is
-`lost`, truthfully); `deepacp.session.server_tasks.ServerTasks` runs each on the
+`lost`, truthfully); `deepacp.session.hosts.server_tasks.ServerTasks` runs each on the
 LangGraph server the harness runs on. The tools over them are in
 `deepacp.harness.middleware.background`."""
 

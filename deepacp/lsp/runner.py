@@ -187,7 +187,7 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     """Run the agent on `target` (in the workspace `root`) and make its edits the active
     proposal. Cancelled, it keeps the edits made so far as a partial proposal."""
     from deepacp.models import check_provider, configured_spec, resolve_model
-    from deepacp.session.manager import SessionManager, Workspace
+    from deepacp.session.lifecycle import SessionManager, Workspace
     from deepacp.session.store import open_store
 
     spec = configured_spec(ls.options.model)

@@ -40,8 +40,8 @@ _KINDS: dict[str, type] = {
 _PACKAGE = Path(__file__).resolve().parent.parent
 _MAKERS = (
     "events.py",
-    "session/projection.py",
-    "session/cards.py",
+    "session/turns/projection.py",
+    "session/turns/cards.py",
     "session/replays.py",
     "harness/messages.py",
     "harness/contracts.py",

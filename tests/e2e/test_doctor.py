@@ -43,7 +43,7 @@ def test_a_working_setup_passes_and_prints_the_snippet_for_the_editor(tmp_path: 
     ("env", "command"),
     [
         ({"ZED_TERM": "1"}, f'"command": "{DEEPACP}"'),
-        ({"INSIDE_EMACS": "29.1,vterm"}, f'("{DEEPACP}" "lsp")'),
+        ({"INSIDE_EMACS": "29.1,vterm"}, f'"{DEEPACP}" "lsp")'),
         ({"HELIX_RUNTIME": "/usr/lib/helix/runtime"}, f'command = "{DEEPACP}"'),
         ({"NVIM": "/run/nvim.sock"}, f'cmd = {{ "{DEEPACP}", "lsp" }}'),
     ],

@@ -10,7 +10,7 @@ import pytest
 from acp import RequestError
 from acp import schema as S
 
-from deepacp.session.runtime import QUEUED
+from deepacp.session.core import QUEUED
 from tests.support.waits import wait_for
 
 SLOW = {"content": "word " * 200, "delay_ms": 20}

@@ -7,8 +7,9 @@ import sys
 import weakref
 
 from deepacp.models import resolve_model
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
+from deepacp.session.parts.mcp import McpPart
 from deepacp.session.store import SessionStore
 from tests.unit.session.test_manager import (  # noqa: F401 (workspace: a fixture)
     MCP_SERVER,
@@ -31,7 +32,7 @@ async def test_a_closed_session_releases_its_graph_and_mcp_tools(
         session = manager.open(record, Workspace(str(workspace), mcp_servers=(notes,)), Recorder())
         assert await session.prompt("hi") == "end_turn"
         graph = weakref.ref(await session.graph())
-        [tool, *_] = [weakref.ref(t) for t in session.mcp.tools]
+        [tool, *_] = [weakref.ref(t) for t in session.part(McpPart).connections.tools]
         assert await manager.close(record.id)
         gc.collect()
         assert graph() is None, "the face still holds the session, but not its graph"

@@ -16,7 +16,7 @@ from pytest_lsp import pytest_runtest_call, pytest_runtest_makereport  # noqa: F
 
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.reliability import Tally
-from tests.support.users import ordinary_user, runner  # noqa: F401  (sandbox tests as a user)
+from tests.support.users import host_tmp, ordinary_user, runner  # noqa: F401  (as a user)
 
 
 @pytest.fixture

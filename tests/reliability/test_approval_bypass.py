@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from deepacp.events import PermissionRequest
 from deepacp.models import resolve_model
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.core import Session
+from deepacp.session.lifecycle import SessionManager, Workspace
 from deepacp.session.mcp import McpServer
-from deepacp.session.runtime import Session
 from deepacp.session.store import SessionStore
 from tests.support.reliability import FULL
 

@@ -1,7 +1,8 @@
 """Attack: background tasks that hold every command slot, outlive the turn the user
 cancelled, or keep writing after the user took back the turn that started them — with
 writes no restore point kept. Over `deepacp --stdio`, with a scripted model whose
-children run real commands in yolo mode."""
+children run real commands in yolo mode, sandboxed, as root and as an ordinary user
+(`runner`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.test_sandbox import card_text
+from tests.reliability.test_sandbox import Host, card_text, hosted
+from tests.support.users import Runner
 from tests.support.waits import marked, marked_pids, wait_for
+
+pytestmark = pytest.mark.services  # bubblewrap, as root and as an ordinary user
 
 MARK = "deepacp-bg-bounds"
 
@@ -44,13 +48,20 @@ def gate() -> Iterator[Path]:
     """A folder a sandboxed command can see (not the host's /tmp) but not write: the test
     opens `go` in it when a task may go on."""
     folder = Path(tempfile.mkdtemp(prefix="deepacp-gate-", dir="/var/tmp"))
+    folder.chmod(0o755)
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-async def test_tasks_are_bounded_and_leave_a_foreground_command_its_slots(agent_factory) -> None:
+@pytest.fixture
+def host(runner: Runner) -> Iterator[Host]:
+    with hosted(runner) as made:
+        yield made
+
+
+async def test_tasks_are_bounded_and_leave_a_foreground_command_its_slots(host: Host) -> None:
     briefs = [f"BG-{n}: sleep twice" for n in range(1, 9)]
     tags = [f"{n}{half}" for n in range(1, 9) for half in "ab"]
     children = []
@@ -65,7 +76,7 @@ async def test_tasks_are_bounded_and_leave_a_foreground_command_its_slots(agent_
         {"content": "The echo ran."},
         *children,
     ]
-    async with agent_factory(turns) as agent:
+    async with host.start(turns) as agent:
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
         await agent.prompt(session, "start eight")
@@ -83,7 +94,7 @@ async def test_tasks_are_bounded_and_leave_a_foreground_command_its_slots(agent_
         assert len(running(tags)) == 4  # the tasks' share, still sleeping
 
 
-async def test_cancel_stops_the_tasks_of_the_cancelled_turn_only(agent_factory) -> None:
+async def test_cancel_stops_the_tasks_of_the_cancelled_turn_only(host: Host) -> None:
     turns = [
         {"tool_calls": [start("s1", "BG-1: sleep")]},
         {"content": "Started one."},
@@ -95,7 +106,7 @@ async def test_cancel_stops_the_tasks_of_the_cancelled_turn_only(agent_factory) 
         {"when": "BG-2", "tool_calls": [call("c2", "execute", command=sleeping("cancelled"))]},
         {"when": "BG-2", "content": "slept"},
     ]
-    async with agent_factory(turns) as agent:
+    async with host.start(turns) as agent:
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
         await agent.prompt(session, "start one")
@@ -111,7 +122,7 @@ async def test_cancel_stops_the_tasks_of_the_cancelled_turn_only(agent_factory) 
 
 
 async def test_a_rewind_past_its_turn_stops_a_task_and_undoes_its_writes(
-    agent_factory, gate: Path
+    host: Host, gate: Path
 ) -> None:
     wait = f"while [ ! -e {gate}/go ]; do sleep 0.05; done"
     brief = "BG-1: wait, then write"
@@ -130,8 +141,8 @@ async def test_a_rewind_past_its_turn_stops_a_task_and_undoes_its_writes(
         {"when": brief, "tool_calls": [call("w4", "execute", command=sleeping("rewound"))]},
         {"when": brief, "content": "never reached: stopped"},
     ]
-    async with agent_factory(turns) as agent:
-        (agent.workspace / "a.py").write_text("x = 1\n")
+    (host.workspace / "a.py").write_text("x = 1\n")
+    async with host.start(turns) as agent:
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
         await agent.prompt(session, "start it")

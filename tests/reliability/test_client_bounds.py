@@ -13,8 +13,8 @@ import pytest
 from acp import RequestError
 
 from deepacp.acp.frames import MAX_FRAME_BYTES
-from deepacp.session.queue import MAX_WAITING
-from deepacp.session.runtime import QUEUED
+from deepacp.session.core import QUEUED
+from deepacp.session.turns.queue import MAX_WAITING
 from tests.support.acp import DEEPACP, RecordingClient, write_script
 from tests.support.waits import wait_for
 

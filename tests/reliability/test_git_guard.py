@@ -5,21 +5,23 @@ own `git status` (outside the sandbox) must run nothing planted — or the user 
 plainly and the next command is asked.
 
 The planted programs touch a marker in the host's /tmp, which the sandbox hides, so only a
-run outside the sandbox makes it. The `chmod` attacks are only attacks for an ordinary user:
-root's clean-up ignores file modes."""
+run outside the sandbox makes it. Each test runs as root and as an ordinary user (`runner`):
+deepacp, the test's git and the user's `git status` all run as the runner. The `chmod`
+attacks are only attacks for an ordinary user: root's clean-up ignores file modes."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from deepacp.backends.sandbox import sandbox_problem
-from tests.reliability.test_sandbox import card_text, execute
+from tests.reliability.test_sandbox import Host, card_text, execute, hosted
+from tests.support.users import Runner
 from tests.support.waits import wait_for
 
 pytestmark = [
@@ -29,16 +31,25 @@ pytestmark = [
 ]
 
 
-def git(folder: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, check=True)
+@pytest.fixture
+def host(runner: Runner) -> Iterator[Host]:
+    with hosted(runner) as made:
+        yield made
+
+
+def git(host: Host, folder: Path, *args: str, check: bool = True) -> str:
+    """`git *args` in `folder`, run by the host's user (outside the sandbox)."""
+    env = {**os.environ, **host.env}
+    argv = ["git", *args]
+    done = host.runner.run(argv, cwd=folder, env=env, capture_output=True, text=True, check=check)
     return done.stdout.strip()
 
 
-def repository(folder: Path) -> None:
-    git(folder, "init", "-q", "-b", "main", ".")
-    git(folder, "config", "user.email", "u@example.com")
-    git(folder, "config", "user.name", "U")
-    git(folder, "commit", "-q", "--allow-empty", "-m", "first")
+def repository(host: Host, folder: Path) -> None:
+    git(host, folder, "init", "-q", "-b", "main", ".")
+    git(host, folder, "config", "user.email", "u@example.com")
+    git(host, folder, "config", "user.name", "U")
+    git(host, folder, "commit", "-q", "--allow-empty", "-m", "first")
 
 
 def planted(marker: Path, *lines: str) -> str:
@@ -47,9 +58,14 @@ def planted(marker: Path, *lines: str) -> str:
     return f"printf '[core]\\n{body}'"
 
 
-def users_git_status(folder: Path) -> None:
+def users_git_status(host: Host, folder: Path) -> None:
     """The user's next `git status`, outside the sandbox."""
-    subprocess.run(["git", "status", "--short"], cwd=folder, capture_output=True, check=False)
+    git(host, folder, "status", "--short", check=False)
+
+
+def writable(host: Host, folder: Path) -> bool:
+    """Whether the host's user may write `folder`."""
+    return host.runner.run(["test", "-w", str(folder)]).returncode == 0
 
 
 async def accept_edits(agent) -> str:
@@ -63,8 +79,8 @@ def told(agent) -> str:
     return agent.client.text()
 
 
-async def test_an_unasked_command_cannot_change_where_git_reads(agent_factory, tmp_path) -> None:
-    marker, linked = tmp_path / "ran", tmp_path / "linked"
+async def test_an_unasked_command_cannot_change_where_git_reads(host: Host, host_tmp) -> None:
+    marker, linked = host_tmp / "ran", host.beside / "linked"
     redirect = (
         f"mkdir evil && cp -r .git/. evil/ && {planted(marker)} >> evil/config && "
         "echo ../evil > .git/commondir"
@@ -77,12 +93,12 @@ async def test_an_unasked_command_cannot_change_where_git_reads(agent_factory, t
         "config.worktree": f"{planted(marker)} > .git/config.worktree",
     }
     turns = [{"tool_calls": [execute(name, command)]} for name, command in attacks.items()]
-    async with agent_factory([*turns, {"content": "done"}]) as agent:
+    async with host.start([*turns, {"content": "done"}]) as agent:
         ws = agent.workspace
-        repository(ws)
-        git(ws, "config", "extensions.worktreeConfig", "true")
-        git(ws, "config", "include.path", "../.gitconfig.local")
-        git(ws, "worktree", "add", "-q", str(linked))
+        repository(host, ws)
+        git(host, ws, "config", "extensions.worktreeConfig", "true")
+        git(host, ws, "config", "include.path", "../.gitconfig.local")
+        git(host, ws, "worktree", "add", "-q", str(linked))
         await agent.prompt(await accept_edits(agent), "tidy up")
         assert agent.client.permission_requests == []
         cards = agent.client.cards()
@@ -96,16 +112,17 @@ async def test_an_unasked_command_cannot_change_where_git_reads(agent_factory, t
             ".git/config.worktree",
         ):
             assert not os.path.lexists(ws / gone), gone
-        users_git_status(ws)
-        users_git_status(linked)
+        users_git_status(host, ws)
+        users_git_status(host, linked)
         assert not marker.exists(), "a planted fsmonitor ran outside the sandbox"
         assert "could not be undone" not in told(agent)
 
 
-async def test_a_worktrees_git_file_cannot_point_elsewhere(agent_factory, tmp_path) -> None:
-    marker, main = tmp_path / "ran", tmp_path / "main"
+async def test_a_worktrees_git_file_cannot_point_elsewhere(host: Host, host_tmp) -> None:
+    marker, main = host_tmp / "ran", host.beside / "main"
     main.mkdir()
-    repository(main)
+    host.runner.own(host.beside)
+    repository(host, main)
     gitfile = "printf 'gitdir: ./elsewhere\\n'"
     attack = (
         "mkdir -p elsewhere/objects elsewhere/refs && echo 'ref: refs/heads/main' > "
@@ -113,21 +130,21 @@ async def test_a_worktrees_git_file_cannot_point_elsewhere(agent_factory, tmp_pa
         f"> elsewhere/config; {gitfile} > .git; rm -f .git; {gitfile} > .git; echo tried"
     )
     turns = [{"tool_calls": [execute("gitfile", attack)]}, {"content": "done"}]
-    async with agent_factory(turns) as agent:
+    async with host.start(turns) as agent:
         ws = agent.workspace
-        git(main, "worktree", "add", "-q", str(ws))
+        git(host, main, "worktree", "add", "-q", str(ws))
         before = (ws / ".git").read_text()
         await agent.prompt(await accept_edits(agent), "tidy up")
         assert agent.client.permission_requests == []
         assert "tried" in card_text(agent.client.cards()["gitfile"])
         assert (ws / ".git").read_text() == before
-        users_git_status(ws)
+        users_git_status(host, ws)
         assert not marker.exists(), "a planted fsmonitor ran outside the sandbox"
 
 
-async def test_what_a_command_locks_is_still_removed(agent_factory, tmp_path) -> None:
+async def test_what_a_command_locks_is_still_removed(host: Host, host_tmp) -> None:
     """`chmod 555` on what it made, on the workspace root or on `.git` does not keep it."""
-    marker = tmp_path / "ran"
+    marker = host_tmp / "ran"
     task = {"label": "x", "type": "shell", "command": f"touch {marker}"}
     tasks = json.dumps(
         {"version": "2.0.0", "tasks": [{**task, "runOptions": {"runOn": "folderOpen"}}]}
@@ -141,9 +158,9 @@ async def test_what_a_command_locks_is_still_removed(agent_factory, tmp_path) ->
         ),
     }
     turns = [{"tool_calls": [execute(name, command)]} for name, command in attacks.items()]
-    async with agent_factory([*turns, {"content": "done"}]) as agent:
+    async with host.start([*turns, {"content": "done"}]) as agent:
         ws = agent.workspace
-        repository(ws)
+        repository(host, ws)
         await agent.prompt(await accept_edits(agent), "tidy up")
         assert agent.client.permission_requests == []
         cards = agent.client.cards()
@@ -151,18 +168,18 @@ async def test_what_a_command_locks_is_still_removed(agent_factory, tmp_path) ->
             assert not os.path.lexists(ws / gone), gone
             text = card_text(cards[name])
             assert f"removed what this command created in {gone}" in text, text
-        assert os.access(ws, os.W_OK) and os.access(ws / ".git", os.W_OK)
-        users_git_status(ws)
+        assert writable(host, ws) and writable(host, ws / ".git")
+        users_git_status(host, ws)
         assert not marker.exists(), "a planted fsmonitor ran outside the sandbox"
         assert "could not be undone" not in told(agent)
 
 
 async def test_what_cannot_be_undone_is_told_and_the_next_command_asked(
-    agent_factory, tmp_path
+    host: Host, host_tmp
 ) -> None:
     """A nested repository added to the index: `git status` looks into it, and it is not
     the guard's to delete."""
-    marker = tmp_path / "ran"
+    marker = host_tmp / "ran"
     nested = (
         "mkdir evil && cd evil && git init -q && git -c user.name=a -c user.email=a@b commit "
         f"-q --allow-empty -m e && {planted(marker)} >> .git/config && cd .. && git add evil"
@@ -175,9 +192,9 @@ async def test_what_cannot_be_undone_is_told_and_the_next_command_asked(
         {"tool_calls": [execute("after", "echo after")]},
         {"content": "done"},
     ]
-    async with agent_factory(turns) as agent:
+    async with host.start(turns) as agent:
         ws = agent.workspace
-        repository(ws)
+        repository(host, ws)
         session = await accept_edits(agent)
         await agent.prompt(session, "add it")
         text = card_text(agent.client.cards()["nested"])
@@ -192,9 +209,9 @@ async def test_what_cannot_be_undone_is_told_and_the_next_command_asked(
         assert asked == ["next"], "asked again after the user answered"
 
 
-async def test_a_hook_running_what_the_model_wrote_is_guarded(agent_factory, tmp_path) -> None:
+async def test_a_hook_running_what_the_model_wrote_is_guarded(host: Host, host_tmp) -> None:
     """A `post_tool_use` hook runs `make -s fmt`; the model wrote the Makefile, unasked."""
-    marker = tmp_path / "ran"
+    marker = host_tmp / "ran"
     makefile = (
         "fmt:\n"
         f"\t-printf '#!/bin/sh\\ntouch {marker}\\n' > .git/hooks/pre-commit\n"
@@ -207,14 +224,11 @@ async def test_a_hook_running_what_the_model_wrote_is_guarded(agent_factory, tmp
         "args": {"file_path": "Makefile", "content": makefile},
     }
     turns = [{"tool_calls": [write]}, {"content": "done"}]
-    async with agent_factory(turns) as agent:
+    hooks = {"hooks": [{"event": "post_tool_use", "tool": "write_file", "command": "make -s fmt"}]}
+    (host.home / "hooks.json").write_text(json.dumps(hooks))
+    async with host.start(turns) as agent:
         ws = agent.workspace
-        repository(ws)
-        hooks = {
-            "hooks": [{"event": "post_tool_use", "tool": "write_file", "command": "make -s fmt"}]
-        }
-        agent.home.mkdir(parents=True, exist_ok=True)
-        (agent.home / "hooks.json").write_text(json.dumps(hooks))
+        repository(host, ws)
         session = await accept_edits(agent)
         await agent.prompt(session, "add a formatter")
         await wait_for(lambda: "post_tool_use hook" in told(agent))
@@ -223,6 +237,6 @@ async def test_a_hook_running_what_the_model_wrote_is_guarded(agent_factory, tmp
         assert not (ws / ".git" / "hooks" / "pre-commit").exists()
         assert not (ws / ".vscode").exists()
         assert "removed what it created in .vscode" in told(agent), told(agent)
-        git(ws, "commit", "-q", "--allow-empty", "-m", "second")
-        users_git_status(ws)
+        git(host, ws, "commit", "-q", "--allow-empty", "-m", "second")
+        users_git_status(host, ws)
         assert not marker.exists(), "a planted hook ran outside the sandbox"

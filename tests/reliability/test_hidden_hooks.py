@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from deepacp.backends.sandbox import sandbox_problem
-from tests.reliability.test_sandbox import execute
+from tests.reliability.test_sandbox import Host, execute, hosted
+from tests.support.users import Runner
 
 pytestmark = [
     pytest.mark.services,
@@ -26,6 +27,12 @@ pytestmark = [
 
 ALLOW = """echo '{"decision": "allow"}'"""
 """A `permission_request` hook that approves every call it is asked about."""
+
+
+@pytest.fixture
+def host(runner: Runner) -> Iterator[Host]:
+    with hosted(runner) as made:
+        yield made
 
 
 @pytest.fixture
@@ -91,11 +98,11 @@ async def test_a_hooks_file_too_long_to_show_is_refused_without_asking(
 
 
 async def test_a_hook_that_answers_allow_does_not_approve_running_outside_the_sandbox(
-    tmp_path, agent_factory, outside: Path
+    host: Host,
 ) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "hooks.json").write_text(
+    """As root and as an ordinary user (`runner`): the hook runs sandboxed as the user."""
+    outside = host.beside
+    (host.home / "hooks.json").write_text(
         json.dumps({"hooks": [{"event": "permission_request", "command": ALLOW}]})
     )
     escape = f"echo x >> {outside}/out.txt"
@@ -110,7 +117,7 @@ async def test_a_hook_that_answers_allow_does_not_approve_running_outside_the_sa
         {"tool_calls": [execute("out3", escape, outside_sandbox=True)]},
         {"content": "asked in yolo, refused"},
     ]
-    async with agent_factory(turns, home=home) as agent:
+    async with host.start(turns) as agent:
         session = await agent.new_session()
         await agent.prompt(session, "run it")
         assert (agent.workspace / "in.txt").read_text() == "in\n"

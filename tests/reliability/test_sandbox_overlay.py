@@ -1,24 +1,26 @@
 """Attacks from a command of the LSP face, which runs over an overlay of the workspace:
 through `deepacp lsp` (a scripted model calling `execute`), nothing may reach the real
-workspace or anything outside it; what lands in the overlay is only proposed.
+workspace or anything outside it; what lands in the overlay is only proposed. `deepacp lsp`
+runs as root and as an ordinary user (`runner`), who owns the workspace.
 
-Skipped, with the reason, where the kernel overlay or the sandbox cannot work here."""
+Skipped, with the reason, where the kernel overlay or the sandbox cannot work here (or
+for the ordinary user)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from pytest_lsp import LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from deepacp.backends.proposal_shell import overlay_problem
 from tests.e2e import test_lsp
 from tests.e2e.test_lsp import execute, open_document, start
-
-client = test_lsp.client
+from tests.support.users import Runner
 
 pytestmark = [
     pytest.mark.services,
@@ -28,6 +30,9 @@ pytestmark = [
 ]
 
 CALC = "def add(a, b):\n    return a + b\n"
+OVERLAY_PROBE = (
+    "from deepacp.backends.proposal_shell import overlay_problem; print(overlay_problem() or '')"
+)
 
 
 @pytest.fixture
@@ -35,10 +40,36 @@ def base() -> Iterator[Path]:
     """Under /var/tmp, not /tmp: the sandbox's /tmp is private, which would hide a target
     for a reason a real folder does not have."""
     folder = Path(tempfile.mkdtemp(prefix="deepacp-overlay-attack-", dir="/var/tmp"))
+    folder.chmod(0o755)
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=test_lsp.CLIENTS)
+async def client(request, runner: Runner, base: Path) -> AsyncIterator[LanguageClient]:
+    """pytest-lsp's client (as tests/e2e/test_lsp.py's) of `deepacp lsp` run as `runner`,
+    with a home and a $DEEPACP_HOME of its own in `base`."""
+    if runner.prefix:  # the module's skip asked for root, or for the suite's own user
+        probe = [runner.python, "-c", OVERLAY_PROBE]
+        done = runner.run(probe, capture_output=True, text=True, cwd="/")
+        assert done.returncode == 0, f"overlay_problem() failed for {runner.name}: {done.stderr}"
+        if problem := done.stdout.strip():
+            pytest.skip(f"no overlay for {runner.name}: {problem}")
+    home, deepacp_home = base / "user", base / "home"
+    home.mkdir()
+    deepacp_home.mkdir()
+    runner.own(base)
+    env = {**os.environ, "HOME": str(home), "DEEPACP_HOME": str(deepacp_home), "DEEPACP_MODEL": ""}
+    config = ClientServerConfig(list(runner.deepacp("lsp")), test_lsp.make_client, env)
+    lsp_client = await config.start()
+    lsp_client.client_name = request.param
+    try:
+        yield lsp_client
+    finally:
+        await lsp_client.shutdown_session()
+        await lsp_client.stop()
 
 
 def run(call_id: str, command: str) -> dict:
@@ -46,13 +77,14 @@ def run(call_id: str, command: str) -> dict:
 
 
 async def test_a_command_over_the_proposal_writes_neither_the_workspace_nor_outside(
-    client: LanguageClient, base: Path
+    client: LanguageClient, runner: Runner, base: Path
 ) -> None:
     workspace = base / "workspace"
     beside = base / "beside"
     workspace.mkdir()
     beside.mkdir()
     (workspace / "calc.py").write_text(CALC)
+    runner.own(base)
     every_mount = (
         "for m in $(cut -d' ' -f5 /proc/self/mountinfo); do echo x > \"$m/via-mount\"; done"
     )

@@ -8,6 +8,7 @@ fallback there is tests/reliability/test_sandbox_fallback.py)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -173,9 +174,7 @@ async def test_running_outside_the_sandbox_is_asked_every_time(
     t.check()
 
 
-async def test_accept_edits_runs_contained_commands_without_asking(
-    agent_factory, tally, outside: Path
-) -> None:
+async def test_accept_edits_runs_contained_commands_without_asking(tally, host: Host) -> None:
     t = tally("sandbox: accept-edits")
     turns = [
         {"tool_calls": [execute("contained", "echo made > made.txt")]},
@@ -187,7 +186,7 @@ async def test_accept_edits_runs_contained_commands_without_asking(
         {"tool_calls": [execute("asked", "echo ask > ask.txt")]},
         {"content": "ok"},
     ]
-    async with agent_factory(turns) as agent:
+    async with host.start(turns) as agent:
         agent.client.answers = ["allow_once"] * 3
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="accept-edits")
@@ -210,8 +209,10 @@ async def test_accept_edits_runs_contained_commands_without_asking(
     t.check()
 
 
-def git(workspace: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True)
+def git(host: Host, workspace: Path, *args: str) -> str:
+    """`git *args` in `workspace`, run by the host's user (outside the sandbox)."""
+    env = {**os.environ, **host.env}
+    done = host.runner.run(["git", *args], cwd=workspace, env=env, capture_output=True, text=True)
     return done.stdout.strip()
 
 
@@ -228,31 +229,32 @@ PLANTS = (
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-async def test_an_unasked_command_cannot_plant_what_runs_code_later(agent_factory, tally) -> None:
+async def test_an_unasked_command_cannot_plant_what_runs_code_later(tally, host: Host) -> None:
     """accept-edits runs a sandboxed command without asking: it may change the workspace
     and commit, but not git's hooks and config or the editors' settings, which run outside
     the sandbox later; what it creates there is removed and the model is told."""
     t = tally("sandbox: guarded paths")
     turns = [{"tool_calls": [execute("plant", PLANTS)]}, {"content": "ok"}]
-    async with agent_factory(turns) as agent:
+    async with host.start(turns) as agent:
         ws = agent.workspace
-        git(ws, "init", "-q", ".")
-        git(ws, "config", "user.email", "u@example.com")
-        git(ws, "config", "user.name", "U")
-        git(ws, "config", "core.hooksPath", ".husky")
+        git(host, ws, "init", "-q", ".")
+        git(host, ws, "config", "user.email", "u@example.com")
+        git(host, ws, "config", "user.name", "U")
+        git(host, ws, "config", "core.hooksPath", ".husky")
         (ws / ".husky").mkdir()
         (ws / ".vscode").mkdir()
         (ws / ".vscode" / "settings.json").write_text("{}\n")
+        host.runner.own(ws)
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="accept-edits")
         await agent.prompt(session, "commit the change")
         t.record(agent.client.permission_requests == [], "the command was asked")
         text = card_text(agent.client.cards()["plant"])
-        t.record("committed" in text and git(ws, "log", "--format=%s") == "made", text)
+        t.record("committed" in text and git(host, ws, "log", "--format=%s") == "made", text)
         for planted in (".git/hooks/pre-commit", ".husky/pre-commit", ".vscode/tasks.json"):
             t.record(not (ws / planted).exists(), f"{planted} planted")
         t.record((ws / ".vscode" / "settings.json").read_text() == "{}\n", "settings lost")
-        t.record(git(ws, "config", "--get", "core.fsmonitor") == "", "git config changed")
+        t.record(git(host, ws, "config", "--get", "core.fsmonitor") == "", "git config changed")
         t.record(not (ws / ".git" / "config.lock").exists(), "a stale config lock is left")
         t.record((ws / ".git").is_dir() and not (ws / ".git-moved").exists(), ".git moved")
         t.record(not (ws / ".nvim.lua").exists() and not (ws / ".zed").exists(), "exrc kept")

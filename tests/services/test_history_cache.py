@@ -19,7 +19,8 @@ from deepacp.harness.state import DeepAgentState, read_messages
 from deepacp.models import resolve_model
 from deepacp.session import checkpoints
 from deepacp.session.checkpoints import HistoryCache, with_history_cache
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.lifecycle import SessionManager, Workspace
+from deepacp.session.parts.restore import RestorePart
 from deepacp.session.store import open_store
 
 
@@ -99,10 +100,10 @@ def stored(
 async def assert_same_as_stored(session: Any, plain: Any, thread_id: str | None = None) -> None:
     config = {"configurable": {"thread_id": thread_id or session.record.thread_id}}
     stored = await read_messages(plain, config)
-    kept = await read_messages(await session.store.checkpointer(), config)
+    kept = await read_messages(await session.ctx.records.checkpointer(), config)
     assert kept == stored and [m.id for m in kept] == [m.id for m in stored]
     if thread_id is None:
-        state = await (await session.graph()).aget_state(session.config)
+        state = await (await session.graph()).aget_state(session.ctx.config)
         assert state.values.get("messages", []) == stored
 
 
@@ -135,7 +136,8 @@ async def test_loads_with_the_kept_history_equal_loads_without_it(
                 await assert_same_as_stored(session, plain)
             assert (workspace / "b.txt").read_text() == "b\n"  # the approved write ran
 
-            await session.rewind(3)  # back to before "three": the conversation as it was
+            # back to before "three": the conversation as it was
+            await session.part(RestorePart).rewind(3)
             await assert_same_as_stored(session, plain)
             assert await session.prompt("five") == "end_turn"
             await assert_same_as_stored(session, plain)
@@ -149,7 +151,7 @@ async def test_loads_with_the_kept_history_equal_loads_without_it(
             face.hold = False
             await assert_same_as_stored(session, plain)  # the unanswered call was answered
 
-            forked_record = await session.fork()
+            forked_record = await session.part(RestorePart).fork()
             forked = manager.open(forked_record, Workspace(str(workspace)), Face())
             await assert_same_as_stored(forked, plain)
             assert await forked.prompt("seven") == "end_turn"

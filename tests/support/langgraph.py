@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deepacp.session.threads import TOKEN_VARIABLE
+from deepacp.session.hosts.threads import TOKEN_VARIABLE
 from tests.support.acp import write_script
 
 REPO = Path(__file__).resolve().parents[2]

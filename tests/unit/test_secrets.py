@@ -1,5 +1,13 @@
+import pytest
+
 from deepacp import secrets
 from deepacp.secrets import redact, redact_any, register_secrets, secret_values
+
+
+@pytest.fixture(autouse=True)
+def nothing_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Credentials other tests handed over in this process are not these tests' business."""
+    monkeypatch.setattr(secrets, "_REGISTERED", set())
 
 
 def test_secrets_are_the_values_of_credential_variables() -> None:

@@ -199,7 +199,7 @@ async def test_a_call_that_would_be_asked_about_is_refused_inside_the_task(
         call("check_background_task", "k1", task_id="bg-s1"),
         {"content": "ok"},
     ]
-    from deepacp.session.ask import ask_user_tool
+    from deepacp.session.turns.ask import ask_user_tool
 
     ws = tmp_path / "ws"
     ws.mkdir()

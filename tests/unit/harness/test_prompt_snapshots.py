@@ -24,11 +24,9 @@ from pydantic import Field
 from deepacp.harness.background import InProcessTasks
 from deepacp.harness.graph import NO_PROFILE
 from deepacp.harness.messages import text_of
-from deepacp.harness.middleware.summarization import SummarizationMiddleware
 from deepacp.harness.profiles import BUILT_IN, HarnessProfile
-from deepacp.session.agent import build_session_agent
-from deepacp.session.approvals import ApprovalPolicy
-from deepacp.session.ask import ask_user_tool
+from deepacp.session.assembly import Contributions, assemble
+from deepacp.session.turns.approvals import ApprovalPolicy
 from deepacp.session.workspace import session_backend
 from deepacp.testing import ScriptedChatModel
 
@@ -52,16 +50,14 @@ async def what_the_model_sees(profile: HarnessProfile, tmp_path: Path) -> str:
     home.mkdir()
     backend = session_backend(str(workspace), tmp_path / "scratch", home)
     model = CapturingModel(turns=[{"content": "ok"}])
-    agent = build_session_agent(
+    agent = assemble(
         model,
         backend,
         ApprovalPolicy(mode="ask"),
         InMemorySaver(),
-        tools=[ask_user_tool()],
-        summarizer=SummarizationMiddleware(backend),
+        Contributions(background=InProcessTasks()),
         planning=True,
         profile=profile,
-        background=InProcessTasks(),
     )
     await agent.ainvoke(
         {"messages": [{"role": "user", "content": "hi"}]}, {"configurable": {"thread_id": "t"}}

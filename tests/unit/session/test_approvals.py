@@ -1,6 +1,6 @@
 import pytest
 
-from deepacp.session.approvals import ApprovalPolicy, permission_options
+from deepacp.session.turns.approvals import ApprovalPolicy, permission_options
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,8 @@ import pytest
 from deepacp.errors import SessionInUse, SessionNotFound, WrongWorkspace
 from deepacp.events import CommandsChanged, Event, MessageChunk, ToolFinished
 from deepacp.models import resolve_model
-from deepacp.session.manager import SessionManager, Workspace
+from deepacp.session.lifecycle import SessionManager, Workspace
+from deepacp.session.parts.goal import GoalPart
 from deepacp.session.store import SessionStore
 
 MCP_SERVER = str(Path(__file__).parents[2] / "support" / "mcp_server.py")
@@ -186,14 +187,14 @@ async def test_a_goal_adds_the_grader_on_the_same_model_and_a_model_change_still
         session = manager.open(record, Workspace(str(workspace)), Recorder())
         grading = "GoalMiddleware.after_model"
         assert grading not in (await session.graph()).nodes  # no goal: no grader step
-        model = session._model
-        session.set_goal("tests pass")
+        model = session.host._model
+        session.part(GoalPart).set("tests pass")
         assert grading in (await session.graph()).nodes
-        assert session._model is model  # a scripted model keeps its place in the script
-        session.set_goal(None)
+        assert session.host._model is model  # a scripted model keeps its place in the script
+        session.part(GoalPart).set(None)
         await session.set_model(second)
         await session.graph()
-        assert session._model is not model and session.record.goal is None
+        assert session.host._model is not model and session.record.goal is None
     finally:
         await manager.shutdown()
 

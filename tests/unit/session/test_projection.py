@@ -13,8 +13,8 @@ from deepacp.events import (
     UserMessage,
 )
 from deepacp.harness.contracts import NoticeSignal
-from deepacp.session.cards import describe_call, proposed_diff, tool_finished
-from deepacp.session.projection import LiveProjection, replay, stop_reason
+from deepacp.session.turns.cards import describe_call, proposed_diff, tool_finished
+from deepacp.session.turns.projection import LiveProjection, replay, stop_reason
 
 
 def test_titles_kinds_and_locations(tmp_path: Path) -> None:

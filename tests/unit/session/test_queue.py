@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from deepacp.errors import QueueFull
-from deepacp.session.queue import MAX_WAITING, TurnQueue
+from deepacp.session.turns.queue import MAX_WAITING, TurnQueue
 
 
 async def test_queued_prompts_run_in_order_and_a_cancel_drops_them() -> None:

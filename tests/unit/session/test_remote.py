@@ -17,10 +17,10 @@ from deepacp.harness.contracts import (
     ToolOutputSignal,
     signal_from_json,
 )
-from deepacp.session import projection
-from deepacp.session.approvals import ApprovalPolicy
-from deepacp.session.remote import message_from_json, to_json, update_from_json
-from deepacp.session.threads import RunSettings, server_thread_id
+from deepacp.session.hosts.server_graph import message_from_json, to_json, update_from_json
+from deepacp.session.hosts.threads import RunSettings, server_thread_id
+from deepacp.session.turns import projection
+from deepacp.session.turns.approvals import ApprovalPolicy
 
 
 def over_the_wire(value):

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 from langgraph_sdk.errors import NotFoundError
 
-from deepacp.session.server_tasks import TASK_GRAPH_ID, ServerTasks
+from deepacp.session.hosts.server_tasks import TASK_GRAPH_ID, ServerTasks
 
 
 class FakeRuns:

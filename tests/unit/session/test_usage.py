@@ -7,7 +7,7 @@ import pytest
 from deepacp.config import ModelPrices, load_config
 from deepacp.errors import ConfigError
 from deepacp.harness.usage import TokenUsage
-from deepacp.session.usage import cost_of
+from deepacp.session.turns.usage import cost_of
 
 
 def test_prices_are_read_per_model_and_cache_prices_default_to_input(tmp_path):

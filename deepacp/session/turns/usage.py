@@ -3,13 +3,24 @@ prices the user put in config.toml (deepacp keeps no price list of its own)."""
 
 from __future__ import annotations
 
-from deepacp.config import ModelPrices
+from pathlib import Path
+
+from deepacp.config import ModelPrices, load_config
+from deepacp.errors import ConfigError
 from deepacp.events import Cost
 from deepacp.harness.usage import TokenUsage
 
-__all__ = ["TokenUsage", "cost_of", "cost_report"]
+__all__ = ["TokenUsage", "cost_of", "cost_report", "prices_of"]
 
 PER = 1_000_000
+
+
+def prices_of(home: Path, spec: str | None) -> ModelPrices | None:
+    """The model's prices in config.toml (None: not configured, or unreadable)."""
+    try:
+        return load_config(home).prices.get(spec or "")
+    except ConfigError:
+        return None
 
 
 def cost_of(usage: TokenUsage, prices: ModelPrices) -> Cost:

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 from deepacp.backends.protocol import Backend
 from deepacp.events import ASK_IN_CHAT, PermissionKind, PermissionRequest, Question, ToolStarted
 from deepacp.harness.contracts import ApprovalInterrupt, QuestionInterrupt, parse_interrupt
-from deepacp.session import cards
-from deepacp.session.approvals import (
+from deepacp.session.handler import SessionHandler
+from deepacp.session.turns import cards
+from deepacp.session.turns.approvals import (
     APPROVAL_DECISIONS,
     ESCAPE_OPTIONS,
     ApprovalPolicy,
     permission_options,
 )
-from deepacp.session.control import AskInChat, TurnCancelled
-from deepacp.session.handler import SessionHandler
+from deepacp.session.turns.control import AskInChat, TurnCancelled
 
 if TYPE_CHECKING:
     from deepacp.session.hooks import SessionHooks

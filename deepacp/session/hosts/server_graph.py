@@ -25,13 +25,13 @@ from langgraph.types import Command, Interrupt
 
 from deepacp.errors import TurnError
 from deepacp.harness.contracts import ApprovalInterrupt, parse_interrupt, signal_from_json
-from deepacp.session.approvals import ApprovalPolicy
-from deepacp.session.threads import (
+from deepacp.session.hosts.threads import (
     RunSettings,
     ServerThreads,
     server_errors,
     server_thread_id,
 )
+from deepacp.session.turns.approvals import ApprovalPolicy
 
 GRAPH_ID = "deepacp"
 """The graph's name in langgraph.json."""
@@ -178,20 +178,7 @@ class ServerGraph:
 
     async def aget_state(self, config: dict[str, Any]) -> ServerState:
         thread_id, _ = self._config(config)
-        try:
-            state = await self.client.threads.get_state(thread_id)
-        except server_errors() as exc:
-            raise self.threads.unavailable(exc) from None
-        raw = state.get("values")
-        values = dict(raw) if isinstance(raw, dict) else {}
-        values["messages"] = [message_from_json(m) for m in values.get("messages") or []]
-        tasks = tuple(
-            ServerTask(update_from_json("", task.get("result")))
-            for task in state.get("tasks") or []
-        )
-        checkpoint = state.get("checkpoint") or {}
-        at = {"configurable": {"checkpoint_id": checkpoint.get("checkpoint_id")}}
-        return ServerState(values, tasks, at)
+        return await server_state(self.threads, thread_id)
 
     async def aupdate_state(
         self, config: dict[str, Any], values: dict[str, Any], as_node: str | None = None
@@ -205,6 +192,23 @@ class ServerGraph:
     async def messages(self, config: dict[str, Any]) -> list[AnyMessage]:
         """The thread's conversation so far (empty for a thread with no run yet)."""
         return (await self.aget_state(config)).values["messages"]
+
+
+async def server_state(threads: ServerThreads, thread_id: str) -> ServerState:
+    """A thread's state on the server, revived (empty for a thread with no run yet)."""
+    try:
+        state = await threads.client.threads.get_state(thread_id)
+    except server_errors() as exc:
+        raise threads.unavailable(exc) from None
+    raw = state.get("values")
+    values = dict(raw) if isinstance(raw, dict) else {}
+    values["messages"] = [message_from_json(m) for m in values.get("messages") or []]
+    tasks = tuple(
+        ServerTask(update_from_json("", task.get("result"))) for task in state.get("tasks") or []
+    )
+    checkpoint = state.get("checkpoint") or {}
+    at = {"configurable": {"checkpoint_id": checkpoint.get("checkpoint_id")}}
+    return ServerState(values, tasks, at)
 
 
 def _error_text(data: Any) -> str:

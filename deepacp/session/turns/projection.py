@@ -48,7 +48,7 @@ from deepacp.harness.middleware.goal import is_feedback
 from deepacp.harness.middleware.inbox import is_note
 from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
 from deepacp.harness.usage import TokenUsage
-from deepacp.session.cards import call_events, clipped, tool_finished
+from deepacp.session.turns.cards import call_events, clipped, tool_finished
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 GOAL_CARD = "goal"

@@ -1,5 +1,5 @@
 """Background tasks on the LangGraph server the harness runs on: each task is a thread of
-its own running the `deepacp-task` graph (`deepacp.server:make_task_graph`), started
+its own running the `deepacp-task` graph (`deepacp.langgraph_app:make_task_graph`), started
 through langgraph-sdk's in-process client (`get_client()` with no url, inside the server).
 The server keeps the task's runs and state, so a task goes on while deepacp's ACP process
 is gone, and is found again from the parent thread's records."""
@@ -18,7 +18,7 @@ from deepacp.harness.background import (
     outcome_of,
     update_text,
 )
-from deepacp.session.remote import message_from_json, to_json
+from deepacp.session.hosts.server_graph import message_from_json, to_json
 
 TASK_GRAPH_ID = "deepacp-task"
 """The background task's graph in langgraph.json."""

@@ -31,13 +31,13 @@ from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_too
 from deepacp.harness.state import read_value
 from deepacp.harness.usage import USAGE_KEY, TokenUsage
 from deepacp.secrets import redact
-from deepacp.session import cards, projection
-from deepacp.session.ask import ASKED_IN_CHAT
-from deepacp.session.control import AskInChat, TurnCancelled
 from deepacp.session.handler import SessionHandler
-from deepacp.session.interrupts import InterruptResolver
-from deepacp.session.redaction import LiveRedactor
-from deepacp.session.usage import cost_of
+from deepacp.session.turns import cards, projection
+from deepacp.session.turns.ask import ASKED_IN_CHAT
+from deepacp.session.turns.control import AskInChat, TurnCancelled
+from deepacp.session.turns.interrupts import InterruptResolver
+from deepacp.session.turns.redaction import LiveRedactor
+from deepacp.session.turns.usage import cost_of
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from deepacp.backends.sandbox import SandboxSetting
 from deepacp.config import deepacp_home, load_config, sandbox_policy
 from deepacp.models import configured_spec, resolve_model
 from deepacp.private import private_dir
-from deepacp.session.approvals import ApprovalPolicy, runs_code_later
-from deepacp.session.threads import RunSettings
+from deepacp.session.hosts.threads import RunSettings
+from deepacp.session.turns.approvals import ApprovalPolicy, runs_code_later
 from deepacp.session.workspace import session_backend
 
 _models: dict[str, Any] = {}
@@ -56,27 +56,28 @@ def _run_setup(config: dict[str, Any]) -> tuple[RunSettings, str, Any, ApprovalP
 
 
 def make_graph(config: dict[str, Any]) -> Any:
-    """The session harness for the run whose config is `config`; its background tasks
-    are threads of this server running `make_task_graph`."""
-    from deepacp.harness.middleware.summarization import SummarizationMiddleware
+    """The session harness for the run whose config is `config`, assembled as a session in
+    a deepacp process assembles it (`deepacp.session.assembly`), with the run's goal; its
+    background tasks are threads of this server running `make_task_graph`. Hooks do not
+    run here (the client says so)."""
     from deepacp.harness.profiles import profile_for
-    from deepacp.session.agent import build_session_agent
-    from deepacp.session.ask import ask_user_tool
-    from deepacp.session.server_tasks import ServerTasks
+    from deepacp.session.assembly import Contributions, assemble
+    from deepacp.session.hosts.server_tasks import ServerTasks
 
     settings, spec, backend, policy = _run_setup(config)
     thread_id = str((config.get("configurable") or {}).get("thread_id"))
-    return build_session_agent(
+    parts = Contributions(background=ServerTasks(thread_id, settings.as_configurable()))
+    if settings.goal:
+        parts.goal, parts.goal_rounds = (lambda: settings.goal), load_config().goal_rounds
+    return assemble(
         _model(spec),
         backend,
         policy,
         None,  # the server brings its own checkpointer
-        tools=[ask_user_tool()],
-        summarizer=SummarizationMiddleware(backend),
+        parts,
         planning=True,
         profile=profile_for(spec),
         retry=load_config().retry,
-        background=ServerTasks(thread_id, settings.as_configurable()),
     )
 
 
@@ -84,15 +85,9 @@ def make_task_graph(config: dict[str, Any]) -> Any:
     """A background task's harness (the general-purpose sub-agent) for the run whose
     config is `config`: the parent's workspace, model and mode, refusing what would ask."""
     from deepacp.harness.profiles import profile_for
-    from deepacp.session.agent import build_task_agent
-    from deepacp.session.ask import ask_user_tool
+    from deepacp.session.assembly import assemble_task
 
     _, spec, backend, policy = _run_setup(config)
-    return build_task_agent(
-        _model(spec),
-        backend,
-        policy,
-        tools=[ask_user_tool()],
-        profile=profile_for(spec),
-        retry=load_config().retry,
+    return assemble_task(
+        _model(spec), backend, policy, profile=profile_for(spec), retry=load_config().retry
     )

@@ -13,7 +13,7 @@ import os
 
 from langgraph_sdk import Auth
 
-from deepacp.session.threads import TOKEN_VARIABLE
+from deepacp.session.hosts.threads import TOKEN_VARIABLE
 
 auth = Auth()
 

@@ -7,24 +7,47 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from deepacp.backends.atomic import keep_write_journal
+from deepacp.backends.protocol import Backend
 from deepacp.backends.remote import RemoteBackend
-from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy
+from deepacp.backends.runners import Runner, parse_remote, runner_for
+from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetting
 from deepacp.config import Effort
-from deepacp.errors import SessionNotFound, WrongWorkspace
+from deepacp.errors import RemoteUnavailable, SessionNotFound, WrongWorkspace
+from deepacp.session.core import Session
 from deepacp.session.ephemeral import EphemeralRecords
 from deepacp.session.handler import SessionHandler
+from deepacp.session.hosts import Host
+from deepacp.session.hosts.langgraph import ServerHost
+from deepacp.session.hosts.local import LocalHost, ModelFactory, Ready, no_wait
+from deepacp.session.hosts.threads import ServerThreads
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
+from deepacp.session.parts.background import BackgroundPart
+from deepacp.session.parts.base import Part
+from deepacp.session.parts.goal import GoalPart
+from deepacp.session.parts.hooks import HooksPart
+from deepacp.session.parts.mcp import McpPart
+from deepacp.session.parts.replays import ReplaysPart
+from deepacp.session.parts.restore import RestorePart
+from deepacp.session.parts.review import ReviewPart
+from deepacp.session.parts.sandbox import SandboxPart
+from deepacp.session.parts.title import TitlePart
 from deepacp.session.replays import Replays
-from deepacp.session.runtime import ModelFactory, Ready, Session, no_wait
-from deepacp.session.snapshots import discard
-from deepacp.session.store import Records, SessionRecord, Store
-from deepacp.session.threads import ServerThreads
-from deepacp.session.workspace import ReviewSource, WorkspaceView, watched_skill_dirs
+from deepacp.session.snapshots import RestorePoints, discard
+from deepacp.session.store import Records, SessionRecord, SessionStore, Store
+from deepacp.session.turns.approvals import ApprovalPolicy, runs_code_later
+from deepacp.session.workspace import (
+    ReviewSource,
+    WorkspaceView,
+    session_backend,
+    watched_skill_dirs,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +77,12 @@ class SessionManager:
         harness_ready: Ready = no_wait,
         sandbox: SandboxPolicy = DEFAULT_POLICY,
         server: ServerThreads | None = None,
+        remote: str | None = None,
     ) -> None:
+        """`server`: the LangGraph server sessions run on; `remote`: the URL of the remote
+        checkout every session works on (None: the local folder)."""
         self.store = store
+        keep_write_journal(store.home / "writes")  # and clean up after a killed process
         self.server = server
         """The LangGraph server sessions run on (None: in this process)."""
         self.model_factory = model_factory
@@ -63,6 +90,10 @@ class SessionManager:
         self.sandbox = sandbox
         """The sandbox policy new sessions start with."""
         self.harness_ready = harness_ready
+        self.remote = remote
+        self._runner: Runner | None = None
+        """The connection to the remote machine, shared by its sessions."""
+        self._reached: RemoteBackend | None = None
         self.sessions: dict[str, Session] = {}
         self._watchers: dict[str, asyncio.Task] = {}
 
@@ -102,11 +133,37 @@ class SessionManager:
         agent may start background tasks in this process."""
         if (session := self.sessions.get(record.id)) is not None:
             return session
+        workspace = self._where(workspace)
         self.store.claim(record.id)
         session = self._session(record, self.store, workspace, handler, background)
         self.sessions[record.id] = session
         self._watchers[record.id] = asyncio.create_task(self._watch_skills(session))
         return session
+
+    async def reach(self) -> None:
+        """Check that the remote checkout answers before a session opens on it (a
+        `RemoteUnavailable` says why not); without one, nothing to do."""
+        if self.remote is not None:
+            target = parse_remote(self.remote)
+            self._runner = self._runner or runner_for(target)
+            self._reached = await RemoteBackend.connect(target, self._runner)
+
+    def _where(self, workspace: Workspace) -> Workspace:
+        """`workspace` as the session sees it: on the remote checkout (reached already),
+        and through the editor's view only where the editor has the files."""
+        if self.remote is not None and self._reached is None:
+            raise RemoteUnavailable(
+                f"{self.remote} has not been reached yet: open the session with "
+                "session/load or session/resume"
+            )
+        if self._reached is not None or self.server is not None:
+            return replace(workspace, view=None, remote=self._reached)
+        return workspace
+
+    async def make_thread(self, session: Session) -> None:
+        """Make a new session's thread where it lives: on the server, with one (a server
+        that cannot be reached is a `ServerUnavailable`)."""
+        await session.host.make_thread(session.record)
 
     def get(self, session_id: str) -> Session | None:
         return self.sessions.get(session_id)
@@ -136,22 +193,50 @@ class SessionManager:
         handler: SessionHandler,
         background: bool = True,
     ) -> Session:
-        return Session(
-            record,
-            records,
-            handler,
-            self.model_factory,
-            planning=self.planning,
-            view=workspace.view,
-            review=workspace.review,
-            extra_roots=workspace.extra_roots,
-            mcp_servers=workspace.mcp_servers,
-            harness_ready=self.harness_ready,
-            sandbox=self.sandbox,
-            remote=workspace.remote,
-            server=self.server,
-            background=background,
+        """A session of `record` with its host and every part, in their order."""
+        host: Host
+        if self.server is not None:
+            host = ServerHost(self.server)
+        else:
+            host = LocalHost(records, self.model_factory, self.harness_ready, self.planning)
+        here = self.server is None
+        remote = workspace.remote
+        setting = SandboxSetting(
+            "off" if remote is not None else self.sandbox, unasked=record.mode == "accept-edits"
         )
+        policy = ApprovalPolicy(mode=record.mode, breach=setting.breach)
+        policy.sandbox = lambda: setting.effective
+        restore = RestorePart(RestorePoints(records.home, record.id, Path(record.cwd).resolve()))
+
+        def backend_for(now: SessionRecord) -> Backend:
+            return session_backend(
+                now.cwd,
+                records.scratch_dir(now.thread_id),
+                records.home,
+                view=workspace.view,
+                extra_roots=workspace.extra_roots,
+                sandbox=setting,
+                recorded=restore.recorded,
+                remote=remote,
+            )
+
+        replays = isinstance(records, SessionStore) and here and remote is None
+        parts: list[Part] = [
+            McpPart(workspace.mcp_servers, self.harness_ready),
+            TitlePart(),
+            SandboxPart(setting, str(remote.runner.target) if remote is not None else None),
+            HooksPart(setting, here),
+            ReviewPart(workspace.review),
+            GoalPart(),
+            BackgroundPart(background, here),
+            restore,
+            ReplaysPart(Replays(records.home) if replays else None),
+        ]
+        session = Session(
+            record, records, handler, host, parts, policy, backend_for, workspace.extra_roots
+        )
+        policy.runs_code_later = lambda path: runs_code_later(session.ctx.backend, path)
+        return session
 
     async def _watch_skills(self, session: Session) -> None:
         """Announce the slash commands again when a skill folder changes on disk."""
@@ -193,8 +278,11 @@ class SessionManager:
         """Close every open session, side by side, their MCP servers told to stop from the
         start (a process that is ending has little time), then the store."""
         sessions = list(self.sessions.values())
-        closing = [self.close(s.id) for s in sessions] + [s.mcp.close() for s in sessions]
+        closing: list[Awaitable[Any]] = [self.close(s.id) for s in sessions]
+        closing += [s.part(McpPart).connections.close() for s in sessions]
         for failure in await asyncio.gather(*closing, return_exceptions=True):
             if isinstance(failure, Exception):
                 log.warning("a session did not close cleanly: %s", failure, exc_info=failure)
         await self.store.close()
+        if self._runner is not None:
+            await self._runner.close()

@@ -1,7 +1,7 @@
 """Where a session's conversation lives when the harness runs on a LangGraph server
 (`deepacp --server URL`): the server's threads (`ServerThreads`), and the settings each run
 carries in its config (`RunSettings`), from which the server's graph factory
-(`deepacp.server.make_graph`) builds the run's harness. Light to import."""
+(`deepacp.langgraph_app.make_graph`) builds the run's harness. Light to import."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from deepacp.errors import ConfigError, ServerUnavailable
-from deepacp.session.approvals import ApprovalPolicy
 from deepacp.session.modes import DEFAULT_MODE, Mode, parse_mode
+from deepacp.session.turns.approvals import ApprovalPolicy
 
 TOKEN_VARIABLE = "DEEPACP_SERVER_TOKEN"
-"""The server's token (`server_auth.py`): where it starts, and where deepacp connects."""
+"""The server's token (`deepacp/langgraph_auth.py`): where it starts, and where deepacp connects."""
 
 
 def token_headers() -> dict[str, str] | None:
@@ -44,6 +44,8 @@ class RunSettings:
     always_reject: tuple[tuple[str, str], ...] = ()
     asked: tuple[str, ...] = field(default=())
     """Tool calls already put to the user: they stay gated when the run resumes."""
+    goal: str | None = None
+    """What done looks like (`/goal`): the server's graph grades the work against it."""
 
     def as_configurable(self) -> dict[str, Any]:
         return {
@@ -53,10 +55,13 @@ class RunSettings:
             "always_allow": [list(key) for key in self.always_allow],
             "always_reject": [list(key) for key in self.always_reject],
             "asked": list(self.asked),
+            "goal": self.goal or "",
         }
 
     @classmethod
-    def of(cls, workspace: str, model: str | None, policy: ApprovalPolicy) -> RunSettings:
+    def of(
+        cls, workspace: str, model: str | None, policy: ApprovalPolicy, goal: str | None = None
+    ) -> RunSettings:
         return cls(
             workspace,
             model,
@@ -64,6 +69,7 @@ class RunSettings:
             tuple(sorted(policy.always_allow)),
             tuple(sorted(policy.always_reject)),
             tuple(sorted(policy.asked)),
+            goal,
         )
 
     @classmethod
@@ -83,7 +89,9 @@ class RunSettings:
 
         asked = tuple(str(i) for i in values.get("asked") or ())
         model = values.get("model") or None
-        return cls(workspace, model, mode, keys("always_allow"), keys("always_reject"), asked)
+        goal = str(values.get("goal") or "") or None
+        allow, reject = keys("always_allow"), keys("always_reject")
+        return cls(workspace, model, mode, allow, reject, asked, goal)
 
 
 def server_thread_id(thread_id: str) -> str:

@@ -1,0 +1,111 @@
+"""LocalHost: the thread in this process — its graph built here (`assembly.py`), its
+checkpoints in the session's store (SQLite, PostgreSQL, or memory for an LSP edit)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from deepacp.config import Effort, load_config
+
+if TYPE_CHECKING:
+    from deepacp.session.assembly import Contributions
+    from deepacp.session.context import SessionContext
+    from deepacp.session.store import Records, SessionRecord
+
+
+class ModelFactory(Protocol):
+    """Turns a model spec into a chat model reasoning at `effort`
+    (`deepacp.models.resolve_model`), or raises a `ModelConfigError` saying what is missing."""
+
+    def __call__(self, spec: str, /, effort: Effort | None = None) -> Any: ...
+
+
+Ready = Callable[[], Awaitable[None]]
+"""Waits until the harness can be imported without racing another import of it."""
+
+
+async def no_wait() -> None:
+    return None
+
+
+class LocalHost:
+    def __init__(
+        self,
+        records: Records,
+        model_factory: ModelFactory,
+        harness_ready: Ready = no_wait,
+        planning: bool = True,
+    ) -> None:
+        self.records = records
+        self.model_factory = model_factory
+        self.harness_ready = harness_ready
+        self.planning = planning
+        self.window: int | None = None
+        self._model: Any = None
+        self._model_of: tuple[str, str | None] | None = None
+        self._summarizer: Any = None
+
+    async def make_thread(self, record: SessionRecord) -> None:
+        return None  # made with its first checkpoint
+
+    async def graph(self, ctx: SessionContext, parts: Contributions) -> Any:
+        await self.harness_ready()
+        from deepacp.harness.middleware.summarization import SummarizationMiddleware
+        from deepacp.harness.profiles import profile_for
+        from deepacp.session.assembly import assemble
+
+        record = ctx.record
+        wanted = (record.model or "", record.effort)
+        if self._model is None or self._model_of != wanted:  # off the loop: cancel is heard
+            self._model = await asyncio.to_thread(
+                self.model_factory,
+                wanted[0],
+                effort=record.effort,  # type: ignore[arg-type]
+            )
+            self._model_of = wanted
+        self.window = (getattr(self._model, "profile", None) or {}).get("max_input_tokens")
+        self._summarizer = SummarizationMiddleware(ctx.backend, before_compact=parts.before_compact)
+        return await asyncio.to_thread(  # a quarter second of CPU, or more
+            assemble,
+            self._model,
+            ctx.backend,
+            ctx.policy,
+            await self.records.checkpointer(),
+            parts,
+            planning=self.planning,
+            profile=profile_for(wanted[0]),
+            retry=load_config().retry,
+            summarizer=self._summarizer,
+        )
+
+    def forget_model(self) -> None:
+        self._model = self._model_of = None
+
+    def check_model(self, spec: str) -> None:
+        self.model_factory(spec)
+
+    async def messages(self, config: dict[str, Any]) -> list[Any]:
+        await self.harness_ready()
+        from deepacp.harness.state import read_messages
+
+        return await read_messages(await self.records.checkpointer(), config)
+
+    async def value(self, config: dict[str, Any], key: str) -> Any:
+        await self.harness_ready()
+        from deepacp.harness.state import read_value
+
+        return await read_value(await self.records.checkpointer(), config, key)
+
+    async def delete_thread(self, thread_id: str) -> None:
+        await (await self.records.checkpointer()).adelete_thread(thread_id)
+
+    async def compact(self, graph: Any, config: dict[str, Any]) -> bool:
+        return bool(await self._summarizer.compact(graph, config, self._model))
+
+    def here(self, done: str) -> None:
+        return None
+
+    async def close(self) -> None:
+        self._model = self._model_of = self._summarizer = None
