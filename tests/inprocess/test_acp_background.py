@@ -5,6 +5,7 @@ ask about is refused inside it; after a restart it is reported lost."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable
 
 from acp import schema as S
@@ -12,7 +13,7 @@ from acp import schema as S
 from tests.support.waits import marked, marked_pids
 
 BRIEF = "BG-1: look at a.py and write notes.txt"
-MARK = "deepacp-background-test"
+MARK = f"deepacp-background-test-{uuid.uuid4().hex[:12]}"  # this process's, under xdist too
 SLOW = marked("sleep 30", MARK)
 """A command the tests find among the processes (and see gone once it is stopped)."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from tests.support.waits import marked, marked_pids, wait_for
 
 pytestmark = pytest.mark.services  # bubblewrap, as root and as an ordinary user
 
-MARK = "deepacp-bg-bounds"
+MARK = f"deepacp-bg-bounds-{uuid.uuid4().hex[:12]}"  # this process's: the tests run side by side
 
 
 def call(call_id: str, name: str, **args) -> dict:

@@ -109,6 +109,7 @@ def test_doctor_warns_about_a_server_that_answers_anyone(tmp_path: Path) -> None
 
 
 @pytest.mark.services
+@pytest.mark.slow(reason="starts `langgraph dev`, which may take a minute to answer under load")
 async def test_the_langgraph_server_serves_only_the_holder_of_its_token(
     tmp_path: Path, agent_factory
 ) -> None:

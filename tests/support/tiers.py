@@ -10,8 +10,9 @@ A test process that will serve ACP in-process does the server's imports once, be
 first test, outside any test's time (`inprocess.warm_imports`).
 
 Every test gets pyproject's `timeout` (30 s) to catch a hang; a test marked
-`slow(reason=...)` gets SLOW_SECONDS (or its own `timeout` marker) and must say why. Under
-pytest-xdist the tests of one daemon run on one worker, so the run starts it once.
+`slow(reason=...)` gets SLOW_SECONDS (or its own `timeout` marker) and must say why; a test
+using a fixture of SLOW_FIXTURES is marked so. Under pytest-xdist the tests of one daemon
+run on one worker, so the run starts it once.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ DAEMONS = {
     "langgraph_server": "langgraph",
 }
 """Session fixture -> the xdist group of the tests that use it."""
+SLOW_FIXTURES = {
+    "langgraph_server": "starts `langgraph dev`, which may take a minute to answer under load",
+}
+"""Fixture -> why every test that uses it is `slow`."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,6 +77,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             name := FOLDER_MARKERS.get(path.relative_to(TESTS).parts[0])
         ):
             item.add_marker(name)
+        fixtures = getattr(item, "fixturenames", ())
+        for fixture in fixtures:
+            if fixture in SLOW_FIXTURES and item.get_closest_marker("slow") is None:
+                item.add_marker(pytest.mark.slow(reason=SLOW_FIXTURES[fixture]))
         slow, seconds = item.get_closest_marker("slow"), _timeout(item)
         if slow is not None and not slow.kwargs.get("reason"):
             raise pytest.UsageError(f"{item.nodeid}: say why it is slow: slow(reason=...)")
@@ -81,7 +90,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         if slow is not None and seconds is None:
             item.add_marker(pytest.mark.timeout(SLOW_SECONDS))
-        fixtures = getattr(item, "fixturenames", ())
         group = next((DAEMONS[f] for f in fixtures if f in DAEMONS), None)
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
