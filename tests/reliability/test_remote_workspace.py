@@ -16,7 +16,10 @@ from tests.reliability.test_path_escape import TOOLS, refused, sample, script
 from tests.support.reliability import size
 from tests.support.sshd import SshServer, ssh_server  # noqa: F401  (fixture)
 
-pytestmark = pytest.mark.services
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.slow(reason="every path and name of the corpus is an ssh or docker round trip"),
+]
 
 MARKER = "PWNED"
 HOSTILE = [
