@@ -10,6 +10,11 @@ import pytest
 
 from tests.support.docker import docker_box  # noqa: F401 (fixture: one daemon for the run)
 from tests.support.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
+from tests.support.tiers import (  # noqa: F401 (hooks: markers by folder, timeouts, groups)
+    pytest_addoption,
+    pytest_collection_finish,
+    pytest_collection_modifyitems,
+)
 
 SECRET = "TOP-SECRET-CONTENT"
 
@@ -28,9 +33,10 @@ def isolated_home(
 
 
 @pytest.fixture
-def in_process() -> bool:
-    """Whether `agent_factory` serves ACP in the test's process (tests/inprocess/ says yes)."""
-    return False
+def in_process(request: pytest.FixtureRequest) -> bool:
+    """Whether `agent_factory` serves ACP in the test's process: everywhere but in tests
+    marked `e2e`, which drive the real binary."""
+    return request.node.get_closest_marker("e2e") is None
 
 
 @pytest.fixture

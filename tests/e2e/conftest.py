@@ -1,15 +1,13 @@
-"""Fixtures for the end-to-end suite: the ACP harness lives in `tests/support/acp.py`, the
-provider-wire servers (for the real provider clients) in `tests/providers/`."""
+"""The end-to-end suite: the real `deepacp` binary in a process of its own (the ACP harness
+in `tests/support/acp.py`, pytest-lsp for `deepacp lsp`, real editors). Every test here is
+marked `e2e`."""
 
-from tests.providers.conftest import (  # noqa: F401  (fixtures)
-    anthropic_server,
-    ollama_server,
-    openai_server,
-)
-from tests.support.acp import (  # noqa: F401  (fixtures)
+from pytest_lsp import pytest_runtest_call, pytest_runtest_makereport  # noqa: F401 (its hooks)
+
+from tests.support.fixtures import (  # noqa: F401 (fixtures)
     agent_factory,
+    anthropic_server,
     capabilities,
     editor_client,
     model_requests,
 )
-from tests.support.langgraph import langgraph_server  # noqa: F401  (fixture)

@@ -171,6 +171,7 @@ def uv_env(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.network
+@pytest.mark.slow(reason="builds the wheel; uvx downloads its dependencies from PyPI")
 @pytest.mark.timeout(900)
 async def test_uvx_runs_the_built_wheel(agent_factory, tmp_path: Path) -> None:
     """Downloads deepacp's dependencies from PyPI through uv (skipped when no index can be

@@ -9,9 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from acp import RequestError
-
-from deepacp.doctor import detect_editor
 
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
 CANARY = "sk-ant-CANARY-0123456789abcdef"
@@ -109,61 +106,3 @@ def test_an_unwritable_home_fails(tmp_path: Path) -> None:
     result = doctor(tmp_path, DEEPACP_HOME=str(blocker / "home"), DEEPACP_MODEL="")
     assert result.returncode == 1
     assert any("is not writable" in line for line in result.stdout.splitlines())
-
-
-@pytest.mark.parametrize(
-    ("env", "editor"),
-    [
-        ({"ZED_TERM": "true"}, "zed"),
-        ({"TERM_PROGRAM": "vscode"}, "vscode"),
-        ({"TERMINAL_EMULATOR": "JetBrains-JediTerm"}, "jetbrains"),
-        ({"NVIM": "/run/nvim.sock"}, "neovim"),
-        ({"INSIDE_EMACS": "29.1,vterm"}, "emacs"),
-        ({"TERM_PROGRAM": "iTerm.app"}, None),
-    ],
-)
-def test_detect_editor(env: dict[str, str], editor: str | None) -> None:
-    assert detect_editor(env) == editor
-
-
-async def test_server_log_file_records_failures_with_secrets_redacted(agent_factory) -> None:
-    turns = [{"error": f"401 invalid x-api-key {CANARY}", "error_type": "auth"}]
-    async with agent_factory(turns, env={"ANTHROPIC_API_KEY": CANARY}) as agent:
-        session = await agent.new_session()
-        with pytest.raises(RequestError) as info:
-            await agent.prompt(session, "hello")
-        wire_error = str(info.value.data or info.value)
-        assert "401 invalid x-api-key [redacted]" in wire_error and CANARY not in wire_error
-    log = (agent.home / "logs" / "deepacp.log").read_text()
-    assert "turn failed" in log and "[redacted]" in log
-    assert CANARY not in log
-
-
-def test_the_session_database_is_reported_when_configured(tmp_path: Path, postgres_server) -> None:
-    import psycopg
-
-    from deepacp.session.storage.migrations import LATEST, migrate
-    from tests.support.postgres import free_port
-
-    script = tmp_path / "script.json"
-    script.write_text('{"turns": []}')
-    password = "hunter2-database-pw"
-    url = postgres_server.new_database(password=password)
-    shown = url.replace(f":{password}", "")
-    result = doctor(tmp_path, DEEPACP_MODEL=f"scripted:{script}", DEEPACP_DATABASE_URL=url)
-    assert f"ok   session database {shown} is reachable (PostgreSQL" in result.stdout
-    assert f"warn session database schema version 0: deepacp migrates it to {LATEST}" in (
-        result.stdout
-    )
-    with psycopg.connect(url, autocommit=True) as conn:
-        migrate(conn)
-    result = doctor(tmp_path, DEEPACP_MODEL=f"scripted:{script}", DEEPACP_DATABASE_URL=url)
-    assert result.returncode == 0, result.stdout
-    assert f"ok   session database schema version {LATEST}" in result.stdout
-
-    down = f"postgresql://deepacp:{password}@127.0.0.1:{free_port()}/deepacp"
-    result = doctor(tmp_path, DEEPACP_MODEL=f"scripted:{script}", DEEPACP_DATABASE_URL=down)
-    assert result.returncode == 1
-    [failed] = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
-    assert "session database postgresql://deepacp@127.0.0.1" in failed
-    assert password not in result.stdout + result.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from deepacp.models import PROVIDERS, split_spec
+from tests.support.jsonc import jsonc
 
 ROOT = Path(__file__).resolve().parents[2]
 EDITORS = ROOT / "editors"
@@ -34,13 +35,6 @@ def has_eglot() -> bool:
         return False
     probe = [EMACS, "--batch", "-q", "--eval", "(require 'eglot)"]
     return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
-
-
-def jsonc(text: str) -> dict:
-    """JSON with // and /* */ comments and trailing commas, as Zed and VS Code read it."""
-    token = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
-    text = token.sub(lambda m: m.group(1) or "", text)
-    return json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
 
 
 def resolve(command: str) -> str:
@@ -77,13 +71,6 @@ async def test_zed_settings_snippet_starts_a_working_agent(agent_factory) -> Non
     assert name == "deepacp" and server["type"] == "custom"
     check_model_env(server["env"])
     await converse(agent_factory, server["command"], server["args"], server["env"])
-
-
-async def test_the_readme_zed_snippet_is_the_shipped_one() -> None:
-    readme = (ROOT / "README.md").read_text()
-    blocks = [jsonc(b) for b in re.findall(r"```json\n(.+?)\n```", readme, re.DOTALL)]
-    shipped = jsonc((EDITORS / "zed" / "settings.json").read_text())
-    assert shipped in blocks
 
 
 async def test_jetbrains_snippet_starts_a_working_agent(agent_factory) -> None:

@@ -73,7 +73,7 @@ def initialize(command: list[str], home: Path, **env: str) -> dict:
     return json.loads(done.stdout.splitlines()[0])["result"]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="a fresh venv and a pip install of the checkout, from the package index")
 @pytest.mark.network
 @pytest.mark.timeout(1500)
 def test_the_readme_install_line_works_from_a_clone(tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ def test_the_readme_install_line_works_from_a_clone(tmp_path: Path) -> None:
     assert result["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": True}
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="builds the sdist and the wheel and installs the wheel")
 @pytest.mark.timeout(900)
 def test_the_sdist_and_wheel_build_check_and_run(tmp_path: Path) -> None:
     """`python -m build` (the wheel built from the sdist, so the sdist is complete),

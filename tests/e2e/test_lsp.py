@@ -113,6 +113,29 @@ async def start(client: LanguageClient, root: Path, turns: list[dict], **options
     return record
 
 
+async def open_calc(
+    client: LanguageClient, root: Path, turns: list[dict], text: str | None = None, **options
+) -> str:
+    """calc.py as DISK on disk and as `text` (default BUFFER) in the editor, the server
+    started with a script of `turns`; returns the document's uri."""
+    (root / "calc.py").write_text(DISK)
+    await start(client, root, turns, **options)
+    return open_document(client, root / "calc.py", BUFFER if text is None else text)
+
+
+async def edit_calc(
+    client: LanguageClient,
+    root: Path,
+    turns: list[dict],
+    instruction: str,
+    text: str | None = None,
+    **options,
+) -> tuple[str, dict]:
+    """`open_calc`, then `deepacp.edit` with `instruction`: the uri and the edit's result."""
+    uri = await open_calc(client, root, turns, text, **options)
+    return uri, await execute(client, "deepacp.edit", {"uri": uri, "instruction": instruction})
+
+
 async def until(condition, what: str) -> None:
     """Wait for what the server sends on its own time (diagnostics, messages)."""
     try:
@@ -210,10 +233,7 @@ TODO = "- test\n"
 async def test_edit_of_an_unsaved_buffer_is_a_proposal_until_accepted(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, EDIT_TWO_PLACES)
-    uri = open_document(client, tmp_path / "calc.py", BUFFER)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy the helpers"})
+    uri, result = await edit_calc(client, tmp_path, EDIT_TWO_PLACES, "tidy the helpers")
     assert result["hunks"] == 2 and result["files"] == [uri]
     assert (tmp_path / "calc.py").read_text() == DISK  # nothing touched the disk
     [reports] = client.progress_reports.values()  # every client here declares workDoneProgress
@@ -263,10 +283,7 @@ async def test_edit_of_an_unsaved_buffer_is_a_proposal_until_accepted(
 async def test_reject_and_stale_hunks_are_never_applied(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, EDIT_TWO_PLACES)
-    uri = open_document(client, tmp_path / "calc.py", BUFFER)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    uri, result = await edit_calc(client, tmp_path, EDIT_TWO_PLACES, "tidy")
     proposal = result["proposal"]
     found = await actions(client, uri, 1)
     reject = found["deepacp: Reject hunk"]
@@ -304,10 +321,7 @@ NEW_FILE_AND_EDIT = [
 async def test_a_new_file_is_never_written_by_the_server(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, NEW_FILE_AND_EDIT)
-    uri = open_document(client, tmp_path / "calc.py", DISK)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "annotate"})
+    uri, result = await edit_calc(client, tmp_path, NEW_FILE_AND_EDIT, "annotate", text=DISK)
     assert len(result["files"]) == 2
     new_file = (tmp_path / "notes" / "todo.md").as_uri()
     await until(lambda: len(hints(client, new_file)) == 1, "a hint for the new file")
@@ -339,10 +353,7 @@ async def test_a_new_file_is_never_written_by_the_server(
 async def test_a_new_file_open_in_the_editor_is_filled_exactly(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, NEW_FILE_AND_EDIT)
-    uri = open_document(client, tmp_path / "calc.py", DISK)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "annotate"})
+    _, result = await edit_calc(client, tmp_path, NEW_FILE_AND_EDIT, "annotate", text=DISK)
     # The user opens the new file before accepting: the editor holds one empty line.
     new_file = open_document(client, tmp_path / "notes" / "todo.md", "\n")
     for title in ("deepacp: Accept this hunk", "deepacp: Accept proposal"):
@@ -383,10 +394,7 @@ async def test_a_deletion_is_done_by_the_editor_or_left_to_the_user(
 async def test_review_in_editor_uses_annotations_where_declared(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, EDIT_TWO_PLACES)
-    uri = open_document(client, tmp_path / "calc.py", BUFFER)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    uri, result = await edit_calc(client, tmp_path, EDIT_TWO_PLACES, "tidy")
     titles = set(await actions(client, uri, 1))
     if client.client_name != "visual-studio-code":
         assert "deepacp: Review in editor" not in titles
@@ -403,10 +411,7 @@ async def test_review_in_editor_uses_annotations_where_declared(
 async def test_show_diff_opens_the_diff_or_shows_it_as_a_message(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, EDIT_TWO_PLACES)
-    uri = open_document(client, tmp_path / "calc.py", BUFFER)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    _, result = await edit_calc(client, tmp_path, EDIT_TWO_PLACES, "tidy")
     client.messages.clear()
     shown = await execute(client, "deepacp.showDiff", result["proposal"])
     diff = Path(shown["path"]).read_text()
@@ -513,9 +518,7 @@ async def test_bad_requests_are_refused_in_plain_words_before_the_model_runs(
 async def test_a_model_that_cannot_be_used_is_reported_in_plain_words(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, [], model="nope:model")
-    uri = open_document(client, tmp_path / "calc.py", DISK)
+    uri = await open_calc(client, tmp_path, [], text=DISK, model="nope:model")
     with pytest.raises(
         Exception, match=r"model 'nope:model': Unsupported provider='nope'\."
     ) as caught:
@@ -524,10 +527,8 @@ async def test_a_model_that_cannot_be_used_is_reported_in_plain_words(
 
 
 async def test_no_change_is_announced_once(client: LanguageClient, tmp_path: Path) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, [{"content": "Nothing to change here."}])
-    uri = open_document(client, tmp_path / "calc.py", DISK)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    nothing = [{"content": "Nothing to change here."}]
+    _, result = await edit_calc(client, tmp_path, nothing, "tidy", text=DISK)
     assert result["proposal"] is None and result["summary"] == "Nothing to change here."
     assert said(client, "Nothing to change") == [
         "deepacp: no change proposed: Nothing to change here."
@@ -631,10 +632,7 @@ async def test_skill_files_get_lint_as_you_type(client: LanguageClient, tmp_path
 
 
 async def test_code_lenses_are_opt_in(client: LanguageClient, tmp_path: Path) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, EDIT_TWO_PLACES, review="lens")
-    uri = open_document(client, tmp_path / "calc.py", BUFFER)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    uri, result = await edit_calc(client, tmp_path, EDIT_TWO_PLACES, "tidy", review="lens")
     lenses = await client.text_document_code_lens_async(
         T.CodeLensParams(T.TextDocumentIdentifier(uri))
     )
@@ -664,10 +662,7 @@ async def test_an_edit_leaves_no_session_behind(client: LanguageClient, tmp_path
     """Inline edits are ephemeral: nothing in the session list an agent panel shows."""
     import sqlite3
 
-    (tmp_path / "calc.py").write_text(DISK)
-    await start(client, tmp_path, EDIT_TWO_PLACES)
-    uri = open_document(client, tmp_path / "calc.py", BUFFER)
-    result = await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy the helpers"})
+    _, result = await edit_calc(client, tmp_path, EDIT_TWO_PLACES, "tidy the helpers")
     assert result["hunks"] == 2
     home = Path(HOME)
     if (home / "sessions.db").exists():

@@ -115,7 +115,6 @@ def check_applied_once(client: LanguageClient, uri: str, new_file: str) -> None:
     ]
 
 
-@pytest.mark.timeout(60)
 async def test_two_accepts_in_one_write_apply_the_proposal_once(
     client: LanguageClient, tmp_path: Path
 ) -> None:
@@ -127,7 +126,6 @@ async def test_two_accepts_in_one_write_apply_the_proposal_once(
     await until(lambda: hints(client, uri) == [] and hints(client, new_file) == [], "no hints")
 
 
-@pytest.mark.timeout(60)
 async def test_an_accept_while_the_editor_is_slow_to_answer_sends_nothing(
     client: LanguageClient, tmp_path: Path
 ) -> None:
@@ -156,7 +154,6 @@ def say_yes_and_do_nothing(client: LanguageClient, edit: T.WorkspaceEdit):
     return T.ApplyWorkspaceEditResult(applied=True)  # Emacs 30 set to show a diff
 
 
-@pytest.mark.timeout(60)
 @pytest.mark.parametrize(
     ("answer", "why"),
     [
@@ -200,7 +197,6 @@ async def test_an_edit_the_editor_does_not_apply_is_not_accepted(
     assert client.texts[uri][0] == WITH_DOCSTRING
 
 
-@pytest.mark.timeout(60)
 async def test_a_code_action_the_editor_did_not_apply_is_not_counted(
     emacs: LanguageClient, tmp_path: Path
 ) -> None:
@@ -239,7 +235,6 @@ SLOW_AND_QUICK[0]["when"] = "ALPHA"
 SLOW_AND_QUICK[2]["when"] = "BETA"
 
 
-@pytest.mark.timeout(60)
 async def test_an_edit_that_ends_while_another_runs_keeps_both_proposals(
     emacs: LanguageClient, tmp_path: Path
 ) -> None:

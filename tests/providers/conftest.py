@@ -70,17 +70,18 @@ def ollama_server() -> Iterator[OllamaServer]:
         yield server
 
 
+def with_defaults(client: Callable[..., Any], **defaults: Any) -> Callable[..., Any]:
+    """`client(**kwargs)` made with `defaults` under `kwargs` and a test API key."""
+    return lambda **kwargs: client(api_key="test", **{**defaults, **kwargs})
+
+
 @pytest.fixture
 def claude(anthropic_server: AnthropicServer) -> Callable[..., Any]:
     """Make a real ChatAnthropic pointed at the test server, with the SDK's retries off."""
     from langchain_anthropic import ChatAnthropic
 
-    def make(**kwargs: Any) -> ChatAnthropic:
-        kwargs.setdefault("model", "claude-sonnet-4-5")
-        kwargs.setdefault("max_retries", 0)
-        return ChatAnthropic(base_url=anthropic_server.base_url, api_key="test", **kwargs)
-
-    return make
+    url = anthropic_server.base_url
+    return with_defaults(ChatAnthropic, base_url=url, model="claude-sonnet-4-5", max_retries=0)
 
 
 @pytest.fixture
@@ -88,12 +89,8 @@ def gpt(openai_server: OpenAIServer) -> Callable[..., Any]:
     """Make a real ChatOpenAI pointed at the test server, with the SDK's retries off."""
     from langchain_openai import ChatOpenAI
 
-    def make(**kwargs: Any) -> ChatOpenAI:
-        kwargs.setdefault("model", "gpt-4.1")
-        kwargs.setdefault("max_retries", 0)
-        return ChatOpenAI(base_url=f"{openai_server.base_url}/v1", api_key="test", **kwargs)
-
-    return make
+    url = f"{openai_server.base_url}/v1"
+    return with_defaults(ChatOpenAI, base_url=url, model="gpt-4.1", max_retries=0)
 
 
 @pytest.fixture

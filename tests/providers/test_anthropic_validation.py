@@ -11,27 +11,18 @@ import anthropic
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.ai import add_ai_message_chunks
-from langchain_core.tools import tool
 
+from tests.providers.clients import read_file, refused
 from tests.providers.wire import Reply, ToolCall
 
 THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 4096}
 
 
-@tool
-def read_file(path: str) -> str:
-    """Read a file of the workspace."""
-    return path
-
-
 def rejected(model, messages) -> str:
     """The API error message `model` gets for `messages` (fails if it is accepted)."""
-    with pytest.raises(anthropic.BadRequestError) as raised:
-        model.invoke(messages)
-    assert raised.value.status_code == 400
-    assert raised.value.body["type"] == "error"
-    assert raised.value.body["error"]["type"] == "invalid_request_error"
-    return raised.value.body["error"]["message"]
+    body = refused(model, messages, anthropic.BadRequestError)
+    assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+    return body["error"]["message"]
 
 
 def tool_turn(call_id: str = "toolu_01") -> AIMessage:

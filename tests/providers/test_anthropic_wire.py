@@ -9,29 +9,15 @@ import anthropic
 import pytest
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
-from langchain_core.messages.ai import add_ai_message_chunks
-from langchain_core.tools import tool
 
+from tests.providers.clients import collect, read_file, streamed_answer
 from tests.providers.wire import Failure, Reply, ToolCall
 
 THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 4096}
 
 
-@tool
-def read_file(path: str) -> str:
-    """Read a file of the workspace."""
-    return f"contents of {path}"
-
-
-async def collect(model, messages):
-    return add_ai_message_chunks(*[chunk async for chunk in model.astream(messages)])
-
-
 async def test_text_streams_in_several_chunks(anthropic_server, claude):
-    anthropic_server.add(Reply(text="The answer is forty-two.", chunk=5))
-    chunks = [c async for c in claude().astream("What is the answer?")]
-    assert "".join(c.text for c in chunks) == "The answer is forty-two."
-    assert sum(1 for c in chunks if c.text) == 5
+    await streamed_answer(anthropic_server, claude())
     request = anthropic_server.model_requests()[0]
     assert request.body["stream"] is True
     assert request.headers["authorization"] == "Bearer test"  # this SDK sends bearer auth

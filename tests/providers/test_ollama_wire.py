@@ -7,27 +7,14 @@ import httpx
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.messages.ai import add_ai_message_chunks
-from langchain_core.tools import tool
 from ollama import ResponseError
 
+from tests.providers.clients import collect, read_file, streamed_answer
 from tests.providers.wire import Failure, Reply, ToolCall
 
 
-@tool
-def read_file(path: str) -> str:
-    """Read a file of the workspace."""
-    return path
-
-
-async def collect(model, messages):
-    return add_ai_message_chunks(*[chunk async for chunk in model.astream(messages)])
-
-
 async def test_text_streams_as_ndjson_with_counts(ollama_server, llama):
-    ollama_server.add(Reply(text="The answer is forty-two.", chunk=5))
-    chunks = [c async for c in llama().astream("What is the answer?")]
-    assert "".join(c.text for c in chunks) == "The answer is forty-two."
-    assert sum(1 for c in chunks if c.text) == 5
+    chunks = await streamed_answer(ollama_server, llama())
     message = add_ai_message_chunks(*chunks)
     usage = ollama_server.model_requests()[0].usage
     assert message.usage_metadata["input_tokens"] == usage["prompt_eval_count"]

@@ -5,25 +5,17 @@ from __future__ import annotations
 import openai
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import tool
 
+from tests.providers.clients import read_file, refused
 from tests.providers.openai_rules import validate_chat
 from tests.providers.wire import InvalidRequest, Reply
 
 
-@tool
-def read_file(path: str) -> str:
-    """Read a file of the workspace."""
-    return path
-
-
 def rejected(model, messages) -> dict:
     """The API error object `model` gets for `messages` (fails if it is accepted)."""
-    with pytest.raises(openai.BadRequestError) as raised:
-        model.invoke(messages)
-    assert raised.value.status_code == 400
-    assert raised.value.body["type"] == "invalid_request_error"
-    return raised.value.body
+    body = refused(model, messages, openai.BadRequestError)
+    assert body["type"] == "invalid_request_error"
+    return body
 
 
 def tool_turn(call_id: str = "call_1") -> AIMessage:

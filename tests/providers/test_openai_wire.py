@@ -6,29 +6,15 @@ from __future__ import annotations
 import openai
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
-from langchain_core.messages.ai import add_ai_message_chunks
-from langchain_core.tools import tool
 
+from tests.providers.clients import collect, read_file, streamed_answer
 from tests.providers.wire import Failure, Reply, ToolCall
 
 LONG = "Stable instructions for the agent. " * 200  # well over 1024 tokens
 
 
-@tool
-def read_file(path: str) -> str:
-    """Read a file of the workspace."""
-    return path
-
-
-async def collect(model, messages):
-    return add_ai_message_chunks(*[chunk async for chunk in model.astream(messages)])
-
-
 async def test_text_streams_in_several_chunks(openai_server, gpt):
-    openai_server.add(Reply(text="The answer is forty-two.", chunk=5))
-    chunks = [c async for c in gpt().astream("What is the answer?")]
-    assert "".join(c.text for c in chunks) == "The answer is forty-two."
-    assert sum(1 for c in chunks if c.text) == 5
+    await streamed_answer(openai_server, gpt())
     request = openai_server.model_requests()[0]
     assert request.path == "/v1/chat/completions"
     assert request.headers["authorization"] == "Bearer test"

@@ -6,6 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "token_cost.py"
 
 
@@ -17,6 +19,7 @@ def load_benchmark():
     return module
 
 
+@pytest.mark.slow(reason="two whole 40-call sessions, the benchmark itself")
 async def test_caching_bills_at_most_thirty_percent_of_the_uncached_input(capsys):
     benchmark = load_benchmark()
     on, off = await benchmark.measure()

@@ -12,13 +12,9 @@ import os
 from collections.abc import Callable, Iterator
 
 import pytest
+from pytest_lsp import pytest_runtest_call, pytest_runtest_makereport  # noqa: F401 (its hooks)
 
-from tests.support.acp import (  # noqa: F401  (fixtures shared with the e2e suite)
-    agent_factory,
-    capabilities,
-    editor_client,
-    model_requests,
-)
+from tests.support.fixtures import *  # noqa: F403
 from tests.support.reliability import Tally
 from tests.support.users import host_tmp, ordinary_user, runner  # noqa: F401  (as a user)
 

@@ -27,7 +27,7 @@ from deepacp.session.mcp import McpServer
 from deepacp.session.storage.sqlite import SessionStore
 from tests.support.reliability import FULL
 
-MCP_SERVER = str(Path(__file__).parents[1] / "e2e" / "mcp_server.py")
+MCP_SERVER = str(Path(__file__).parents[1] / "support" / "mcp_server.py")
 FILE_TOOLS = ("write_file", "edit_file", "delete")
 # Command -> what it appends to cmd.log. The last two are near misses of the first: an
 # "always" for one must not cover the others.
@@ -269,7 +269,8 @@ def violations(world: World) -> list[str]:
     return found
 
 
-@pytest.mark.timeout(1800 if FULL else 120)  # 300 examples take minutes
+@pytest.mark.slow(reason="a whole turn per hypothesis example: 12 here, 300 at full size")
+@pytest.mark.timeout(1800 if FULL else 120)
 @settings(
     max_examples=300 if FULL else 12,
     deadline=None,

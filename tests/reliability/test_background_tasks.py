@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,9 @@ from tests.reliability.test_sandbox import Host, card_text, hosted
 from tests.support.users import Runner
 from tests.support.waits import marked, marked_pids, wait_for
 
-MARK = "deepacp-bg-bounds"
+pytestmark = pytest.mark.services  # bubblewrap, as root and as an ordinary user
+
+MARK = f"deepacp-bg-bounds-{uuid.uuid4().hex[:12]}"  # this process's: the tests run side by side
 
 
 def call(call_id: str, name: str, **args) -> dict:

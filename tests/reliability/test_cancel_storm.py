@@ -16,10 +16,13 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from acp import schema as S
 
 from tests.support.reliability import size
 from tests.support.waits import assert_history_valid, marked, marked_pids, pid_alive, wait_for
+
+pytestmark = pytest.mark.e2e
 
 SEED = 2026
 RUN = uuid.uuid4().hex  # marks this run's commands (see `marked`)

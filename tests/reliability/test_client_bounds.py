@@ -18,6 +18,8 @@ from deepacp.session.turns.queue import MAX_WAITING
 from tests.support.acp import DEEPACP, RecordingClient, write_script
 from tests.support.waits import wait_for
 
+pytestmark = pytest.mark.e2e
+
 FLOOD = 2000
 PROMPT = "q" * 50_000
 RSS_GROWTH_LIMIT_MB = 50

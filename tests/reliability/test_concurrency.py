@@ -95,6 +95,7 @@ async def test_concurrent_sessions_do_not_leak_into_each_other(
     t.check()
 
 
+@pytest.mark.e2e
 async def test_two_servers_share_a_home_without_losing_or_forking_sessions(
     agent_factory, tally, tmp_path: Path
 ) -> None:

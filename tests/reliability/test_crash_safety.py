@@ -19,6 +19,7 @@ import signal
 import sqlite3
 from pathlib import Path
 
+import pytest
 from acp import schema as S
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -28,6 +29,8 @@ from deepacp.harness.state import DeepAgentState
 from tests.support.acp import write_script
 from tests.support.reliability import size
 from tests.support.waits import assert_history_valid
+
+pytestmark = pytest.mark.e2e
 
 SEED = 1405
 BIG_FILE = "src/big.py"  # edited in place, mode 0o750

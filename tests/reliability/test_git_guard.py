@@ -25,6 +25,7 @@ from tests.support.users import Runner
 from tests.support.waits import wait_for
 
 pytestmark = [
+    pytest.mark.services,
     pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox: {sandbox_problem()}"),
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
 ]

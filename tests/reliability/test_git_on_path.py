@@ -26,6 +26,7 @@ from tests.support.users import Runner
 REAL_GIT = shutil.which("git")
 
 pytestmark = [
+    pytest.mark.services,
     pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox: {sandbox_problem()}"),
     pytest.mark.skipif(REAL_GIT is None, reason="git is not installed"),
 ]

@@ -18,9 +18,12 @@ from deepacp.backends.sandbox import sandbox_problem
 from tests.reliability.test_sandbox import Host, execute, hosted
 from tests.support.users import Runner
 
-pytestmark = pytest.mark.skipif(
-    sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
-)
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.skipif(
+        sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
+    ),
+]
 
 ALLOW = """echo '{"decision": "allow"}'"""
 """A `permission_request` hook that approves every call it is asked about."""

@@ -56,6 +56,7 @@ def doctor(home: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run([DEEPACP, "doctor"], capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.e2e
 async def test_doctor_flags_modes_and_broken_databases(agent_factory, tally, tmp_path) -> None:
     t = tally("home: doctor checks modes and databases")
     home = tmp_path / "home"
@@ -75,6 +76,7 @@ async def test_doctor_flags_modes_and_broken_databases(agent_factory, tally, tmp
     t.check()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("database", ["sessions.db", "checkpoints.db"])
 async def test_a_corrupt_database_is_a_clear_error(agent_factory, tally, tmp_path, database):
     t = tally("home: corrupt database")

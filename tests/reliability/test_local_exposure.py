@@ -49,6 +49,8 @@ def through_socket(url: str, server: PostgresServer) -> str:
     return f"postgresql://{auth}@{parts.path}?host={server.folder}&port={server.port}"
 
 
+@pytest.mark.services
+@pytest.mark.e2e
 def test_doctor_warns_about_a_trusting_superuser_database(tmp_path: Path) -> None:
     with running_postgres(trusting=True) as server:  # the README's old throwaway set-up
         result = doctor(tmp_path, DEEPACP_DATABASE_URL=server.admin_url())
@@ -62,6 +64,8 @@ def test_doctor_warns_about_a_trusting_superuser_database(tmp_path: Path) -> Non
     assert server.password not in result.stdout + result.stderr
 
 
+@pytest.mark.services
+@pytest.mark.e2e
 def test_doctor_finds_the_private_database_private(tmp_path: Path, postgres_server) -> None:
     url = postgres_server.new_database()
     result = doctor(tmp_path, DEEPACP_DATABASE_URL=url)
@@ -96,6 +100,7 @@ def answering_anyone() -> Iterator[str]:
         server.server_close()
 
 
+@pytest.mark.e2e
 def test_doctor_warns_about_a_server_that_answers_anyone(tmp_path: Path) -> None:
     with answering_anyone() as url:
         result = doctor(tmp_path, "--server", url)
@@ -103,6 +108,8 @@ def test_doctor_warns_about_a_server_that_answers_anyone(tmp_path: Path) -> None
     assert "answers without a token" in warned and "DEEPACP_SERVER_TOKEN" in warned
 
 
+@pytest.mark.services
+@pytest.mark.slow(reason="starts `langgraph dev`, which may take a minute to answer under load")
 async def test_the_langgraph_server_serves_only_the_holder_of_its_token(
     tmp_path: Path, agent_factory
 ) -> None:

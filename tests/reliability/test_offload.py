@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient
@@ -158,6 +159,7 @@ async def lsp(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+@pytest.mark.e2e
 async def test_tool_call_ids_cannot_steer_an_offload_over_lsp(
     lsp: LanguageClient, tally, tmp_path: Path
 ) -> None:

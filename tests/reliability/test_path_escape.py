@@ -199,6 +199,7 @@ async def lsp(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+@pytest.mark.e2e
 async def test_no_escape_through_the_lsp_face(lsp: LanguageClient, tally, tmp_path: Path) -> None:
     """A proposal may only ever name files inside the workspace, and nothing is written."""
     workspace, outside, home = hostile_tree(tmp_path / "tree")

@@ -25,10 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
+
 from deepacp.acp.transport import MAX_FRAME_BYTES
 from tests.support.acp import DEEPACP
 from tests.support.lsp import lsp_frame
 from tests.support.reliability import FULL, Tally, size
+
+pytestmark = pytest.mark.e2e
 
 SEED = int(os.environ.get("DEEPACP_FUZZ_SEED") or (random.randrange(2**32) if FULL else 2026))
 RESPONSE_TIMEOUT = 10.0

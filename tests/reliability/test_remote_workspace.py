@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import ToolMessage
 
 from deepacp.backends.remote import RemoteBackend
@@ -14,6 +15,11 @@ from tests.reliability.corpus import ALL_LINKS, corpus, hostile_tree, snapshot
 from tests.reliability.test_path_escape import TOOLS, refused, sample, script
 from tests.support.reliability import size
 from tests.support.sshd import SshServer, ssh_server  # noqa: F401  (fixture)
+
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.slow(reason="every path and name of the corpus is an ssh or docker round trip"),
+]
 
 MARKER = "PWNED"
 HOSTILE = [

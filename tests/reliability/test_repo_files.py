@@ -41,6 +41,7 @@ async def answered(agent, session: str, text: str) -> S.PromptResponse:
     return response
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("target", ["/dev/stdin", "/dev/zero", "fifo"])
 async def test_a_hooks_file_that_is_no_file_is_refused_unread(agent_factory, target) -> None:
     """Read at the first prompt, before any trust question."""
@@ -54,6 +55,7 @@ async def test_a_hooks_file_that_is_no_file_is_refused_unread(agent_factory, tar
         assert agent.client.permission_requests == []  # nothing to trust
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("target", ["/dev/stdin", "/dev/zero", "fifo"])
 async def test_a_gitignore_that_is_no_file_is_refused_unread(agent_factory, target) -> None:
     """Read by the restore-point scan before and after every command."""

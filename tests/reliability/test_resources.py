@@ -57,6 +57,7 @@ async def test_two_prompts_sent_together_run_one_after_the_other(
     t.check()
 
 
+@pytest.mark.e2e
 async def test_forgotten_sessions_do_not_exhaust_descriptors(agent_factory, tally) -> None:
     t = tally("resources: descriptors per open session")
     limit = 128
@@ -99,6 +100,7 @@ async def all_dead(pids: list[int], within: float = 5.0) -> bool:
     return True
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP, signal.SIGTERM], ids=str)
 async def test_commands_die_with_the_acp_server(agent_factory, tally, how) -> None:
     t = tally("resources: commands die with the server")
@@ -121,6 +123,7 @@ async def test_commands_die_with_the_acp_server(agent_factory, tally, how) -> No
     t.check()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("how", [signal.SIGHUP, signal.SIGTERM], ids=str)
 async def test_commands_die_with_deepacp_run(tally, tmp_path: Path, how) -> None:
     t = tally("resources: commands die with the server")
@@ -158,6 +161,7 @@ async def test_commands_die_with_deepacp_run(tally, tmp_path: Path, how) -> None
     t.check()
 
 
+@pytest.mark.e2e
 async def test_commands_die_with_the_lsp_server(tally, tmp_path: Path) -> None:
     t = tally("resources: commands die with the server")
     workspace = tmp_path / "ws"

@@ -25,9 +25,12 @@ from tests.support.acp import start_agent
 from tests.support.users import Runner
 from tests.support.waits import marked, marked_pids, wait_for
 
-pytestmark = pytest.mark.skipif(
-    sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
-)
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.skipif(
+        sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
+    ),
+]
 
 SSH_CANARY = "ssh-canary-4f1d9a0c"
 HOME_CANARY = "deepacp-home-canary-7b2e"

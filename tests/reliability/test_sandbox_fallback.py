@@ -16,6 +16,8 @@ from acp import RequestError
 from tests.reliability.test_sandbox import card_text, execute
 from tests.support.acp import DEEPACP, write_script
 
+pytestmark = pytest.mark.e2e  # whether there is a sandbox is found once per process
+
 NOTICE = "Commands are not sandboxed"
 BROKEN_BWRAP = "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
 FIXES = {"missing": "install bubblewrap", "broken": "allow unprivileged user namespaces"}
@@ -111,12 +113,13 @@ def test_doctor_and_run_report_the_missing_sandbox_with_the_fix(
     t.check()
 
 
+@pytest.mark.slow(reason="a pytest run of its own, which collects and imports two files")
 def test_the_sandbox_tests_skip_with_the_reason_where_there_is_none(tmp_path: Path) -> None:
     tests = Path(__file__).parent
     files = [str(tests / "test_sandbox.py"), str(tests / "test_sandbox_policies.py")]
     env = {**os.environ, **without_sandbox(tmp_path, "missing")}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files],
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0", *files],
         capture_output=True,
         text=True,
         timeout=300,

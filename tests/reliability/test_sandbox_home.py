@@ -21,9 +21,12 @@ from deepacp.backends.sandbox import sandbox_problem
 from tests.reliability.test_sandbox import Host, card_text, execute, hosted
 from tests.support.users import Runner
 
-pytestmark = pytest.mark.skipif(
-    sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
-)
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.skipif(
+        sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
+    ),
+]
 
 CANARY = "home-canary"
 GIT_CANARY = f"{CANARY}-git-credentials-51c3"

@@ -22,9 +22,12 @@ from tests.e2e import test_lsp
 from tests.e2e.test_lsp import execute, open_document, start
 from tests.support.users import Runner
 
-pytestmark = pytest.mark.skipif(
-    overlay_problem() is not None, reason=f"no overlay here: {overlay_problem()}"
-)
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.skipif(
+        overlay_problem() is not None, reason=f"no overlay here: {overlay_problem()}"
+    ),
+]
 
 CALC = "def add(a, b):\n    return a + b\n"
 OVERLAY_PROBE = (

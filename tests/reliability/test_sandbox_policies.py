@@ -23,9 +23,12 @@ from tests.reliability.test_sandbox import Host, card_text, execute, hosted
 from tests.support.acp import DEEPACP
 from tests.support.users import Runner
 
-pytestmark = pytest.mark.skipif(
-    sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
-)
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.skipif(
+        sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
+    ),
+]
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from deepacp.backends import FilesystemBackend, GrepQuery, StateBackend, state_scope
 from deepacp.backends.errors import BackendError
 from deepacp.backends.overlay import OverlayBackend
@@ -59,6 +61,7 @@ HOSTILE_CALLS = [{"name": "grep", "args": {"pattern": p, "regex": True}} for p i
 ]
 
 
+@pytest.mark.e2e
 async def test_a_hostile_search_never_freezes_the_server(agent_factory, tally) -> None:
     t = tally("bounded search: the server answers during a hostile search")
     turns = []
@@ -143,6 +146,7 @@ def test_globs_match_in_linear_time(tally) -> None:
     t.check()
 
 
+@pytest.mark.e2e
 async def test_grep_with_a_path_glob_holds_little_memory(agent_factory, tally) -> None:
     t = tally("bounded search: memory of grep with a path glob")
     megabytes = size(40, 300)

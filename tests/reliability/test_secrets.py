@@ -24,6 +24,8 @@ from tests.providers.wire import Failure
 from tests.support.acp import DEEPACP
 from tests.support.reliability import MCP_SERVER, notes_server
 
+pytestmark = pytest.mark.e2e
+
 ANTHROPIC = "sk-ant-canary-" + secrets.token_hex(16)
 GITHUB = "ghp_canary" + secrets.token_hex(12)
 SERVICE = "svc_canary" + secrets.token_hex(12)  # only in the MCP server's config, not ours

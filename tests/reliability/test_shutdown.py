@@ -32,6 +32,8 @@ from tests.support.acp import DEEPACP
 from tests.support.reliability import MCP_SERVER, size
 from tests.support.waits import MARK_VARIABLE, marked, marked_pids, pid_alive, wait_for
 
+pytestmark = pytest.mark.e2e
+
 SEED = 34
 EXIT_WITHIN = 2.0
 HANG_AFTER = 15.0

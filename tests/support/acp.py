@@ -295,12 +295,14 @@ async def start_agent(
     capabilities: S.ClientCapabilities | None = None,
     command: tuple[str, ...] | None = None,
     load: str | None = None,
-    in_process: bool = False,
+    in_process: bool | None = None,
 ) -> AsyncIterator[Agent]:
     """Start the server (`command`, default `deepacp --stdio *args`) with a scripted model
     (`load`: a session to load as soon as `initialize` is answered, as an editor that
     restores its last session does; `in_process`: served in this process, see
-    `inprocess.py`)."""
+    `inprocess.py`; by default it is unless a `command` is given)."""
+    if in_process is None:
+        in_process = command is None
     workspace = workspace or tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     home = home or tmp_path / "home"

@@ -26,6 +26,19 @@ SHUTDOWN_SECONDS = 30.0
 """How long the server may take to close its sessions once the client has gone."""
 
 
+def warm_imports() -> None:
+    """What `deepacp --stdio` imports (the SDK, then the harness in its thread), imported once
+    per test process before its first in-process test (`tiers.py`): that is the binary's
+    start-up cost, which tests/e2e/ measures, not a test's (a first chunk waited for would
+    wait on it)."""
+    from deepacp.acp.loading import import_sdk, load_harness
+
+    import_sdk()
+    harness = load_harness(None)
+    harness.start()
+    harness.result()
+
+
 @contextlib.contextmanager
 def process_state(env: Mapping[str, str], cwd: Path) -> Iterator[None]:
     """This process's environment replaced by `env` and its folder by `cwd`, then both back."""

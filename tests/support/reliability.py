@@ -10,7 +10,7 @@ from pathlib import Path
 from acp import schema as S
 
 FULL = os.environ.get("DEEPACP_RELIABILITY") == "full"
-MCP_SERVER = str(Path(__file__).parents[1] / "e2e" / "mcp_server.py")
+MCP_SERVER = str(Path(__file__).with_name("mcp_server.py"))
 
 
 def size(default: int, full: int) -> int:
@@ -19,7 +19,7 @@ def size(default: int, full: int) -> int:
 
 
 def notes_server(**env: str) -> S.McpServerStdio:
-    """The test MCP server (tests/e2e/mcp_server.py) as a client passes it, with `env`."""
+    """The test MCP server (tests/support/mcp_server.py) as a client passes it, with `env`."""
     variables = [S.EnvVariable(name=k, value=v) for k, v in env.items()]
     return S.McpServerStdio(name="notes", command=sys.executable, args=[MCP_SERVER], env=variables)
 

@@ -13,6 +13,7 @@ reason where it cannot be.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import shutil
@@ -27,6 +28,7 @@ from pathlib import Path
 import pytest
 
 TEST_USER = "deepacp-tests"
+USERADD_LOCK = Path(tempfile.gettempdir()) / "deepacp-tests-useradd.lock"
 PROBE = "from deepacp.backends.sandbox import sandbox_problem; print(sandbox_problem() or '')"
 
 
@@ -61,16 +63,22 @@ def _as(uid: int, gid: int) -> tuple[str, ...]:
 
 
 def _test_user() -> pwd.struct_passwd:
-    """`TEST_USER`, made if missing (another run may make it at the same time)."""
+    """`TEST_USER`, made if missing. pytest-xdist's workers, and other runs, may want it at
+    the same time: one makes it, under a lock, and the others find it made (a second
+    `useradd` would fail on the lock of /etc/passwd or on the name)."""
     with contextlib.suppress(KeyError):
         return pwd.getpwnam(TEST_USER)
     if shutil.which("useradd") is None:
         pytest.skip("the suite runs as root and useradd is missing: no ordinary user to test as")
-    made = subprocess.run(
-        ["useradd", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-         "--shell", "/usr/sbin/nologin", TEST_USER],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    with open(USERADD_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with contextlib.suppress(KeyError):
+            return pwd.getpwnam(TEST_USER)
+        made = subprocess.run(
+            ["useradd", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+             "--shell", "/usr/sbin/nologin", TEST_USER],
+            capture_output=True, text=True,
+        )  # fmt: skip
     try:
         return pwd.getpwnam(TEST_USER)
     except KeyError:

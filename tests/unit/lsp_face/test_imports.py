@@ -5,8 +5,6 @@ back into the server that starts it."""
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
 
 import deepacp.lsp
@@ -67,17 +65,6 @@ def test_a_cycle_is_found_where_there_is_one() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert a_cycle(graph) == ["a", "b", "c", "a"]
     assert a_cycle({"a": {"b"}, "b": set()}) is None
-
-
-def test_the_runner_does_not_import_the_server() -> None:
-    assert not lsp_graph()["deepacp.lsp.runner"] & SERVER_SIDE
-    # And at run time, in a fresh interpreter: importing the runner loads none of them.
-    probe = "import sys, deepacp.lsp.runner; print(sorted(m for m in sys.modules if 'lsp' in m))"
-    loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
-    assert "deepacp.lsp.runner" in loaded
-    assert not [m for m in SERVER_SIDE if repr(m) in loaded], loaded
 
 
 def test_the_lsp_face_does_not_import_the_acp_face() -> None:

@@ -78,6 +78,10 @@ async def test_a_full_turn_runs_on_the_server(agent_factory, langgraph_server) -
             assert "All done." in shown, [type(u).__name__ for u in replayed]
 
 
+@pytest.mark.e2e
+@pytest.mark.slow(
+    reason="session/new gives up on a server that is down only after about 30 s of retries"
+)
 async def test_a_server_that_is_down_is_one_error_at_session_new(agent_factory) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     async with agent_factory([], args=("--server", url), env=NO_CLIENT_MODEL) as agent:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from acp import schema as S
 
-SERVER = str(Path(__file__).with_name("mcp_server.py"))
+SERVER = str(Path(__file__).parents[1] / "support" / "mcp_server.py")
 
 
 def stdio(

@@ -22,6 +22,9 @@ def logs(home: Path) -> str:
     return "".join(p.read_text() for p in (home / "logs").glob("deepacp.log*"))
 
 
+pytestmark = pytest.mark.e2e  # two servers, one killed: each a process of its own
+
+
 async def test_a_session_started_on_one_machine_is_listed_loaded_and_resumed_on_another(
     agent_factory, postgres_server: PostgresServer, tmp_path: Path
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -222,7 +223,7 @@ async def test_a_stop_hook_sends_the_agent_back_once(
 async def test_a_hanging_hook_is_killed_at_its_timeout_and_the_turn_ends(
     tmp_path, agent_factory
 ) -> None:
-    marker = f"hanging-hook-{tmp_path.name}"
+    marker = f"hanging-hook-{uuid.uuid4().hex}"  # tmp_path.name is the same in every worker
     hang = marked("cat >/dev/null; sleep 300 & sleep 300", marker)  # a child of its own too
     write_hooks(
         tmp_path / "home" / "hooks.json",
