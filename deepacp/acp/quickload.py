@@ -35,7 +35,7 @@ from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions
 from deepacp.events import CommandsChanged, ModeChanged
 from deepacp.private import write_private
-from deepacp.session.replays import Replays, code_stamp, replays_of
+from deepacp.session.replays import Replays, code_stamp, file_stamp, replays_of
 from deepacp.session.storage.records import SessionRecord, Store
 
 if TYPE_CHECKING:  # the SDK is imported after the quick load has answered
@@ -51,14 +51,6 @@ HANDOFF_SECONDS = 0.0002
 """The switch interval while the quick load answers (see `_prompt_handoffs`)."""
 
 
-def _stat(path: Path) -> str:
-    try:
-        info = path.stat()
-    except OSError:
-        return f"{path}:missing"
-    return f"{path}:{info.st_mtime_ns}:{info.st_size}"
-
-
 class Transcripts:
     """The load transcripts of the sessions whose replays `replays` saves, beside them."""
 
@@ -66,7 +58,7 @@ class Transcripts:
         self.replays = replays
         code_stamp()  # read once a process: now, see `transcripts_of`
         self._inputs = [  # the same for every session of this process
-            _stat(replays.home / "config.toml"),
+            file_stamp(replays.home / "config.toml"),
             sorted((k, v) for k, v in os.environ.items() if k.startswith("DEEPACP_")),
             dataclasses.asdict(options),
             client_params.get("clientCapabilities"),

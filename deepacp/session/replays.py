@@ -78,7 +78,8 @@ def _decode(value: Any) -> Any:
     return _KINDS[tag](**{k: _decode(v) for k, v in value["fields"].items()})
 
 
-def _stat(path: Path) -> str:
+def file_stamp(path: Path) -> str:
+    """What changes when `path` does: its path, modification time and size."""
     try:
         info = path.stat()
     except OSError:
@@ -93,7 +94,7 @@ def _library_files(name: str, files: tuple[str, ...]) -> list[str]:
         return [f"{name}:?"]
     if spec is None or spec.origin is None:
         return [f"{name}:?"]
-    return [_stat(Path(spec.origin).parent / file) for file in files]
+    return [file_stamp(Path(spec.origin).parent / file) for file in files]
 
 
 @functools.cache
@@ -101,7 +102,7 @@ def code_stamp() -> str:
     """Which code makes a replay, and a load from one: deepacp's version and files, and
     the libraries of `_LIBRARIES` (one stamp for the process: the code it runs is the
     code it imported)."""
-    parts = [__version__, *(_stat(path) for path in sorted(_PACKAGE.rglob("*.py")))]
+    parts = [__version__, *(file_stamp(path) for path in sorted(_PACKAGE.rglob("*.py")))]
     for name, files in _LIBRARIES.items():
         parts += _library_files(name, files)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
