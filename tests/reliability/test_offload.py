@@ -129,7 +129,8 @@ async def test_tool_call_ids_cannot_steer_an_offload_in_the_python_api(
     plant(workspace, home)
     ids = hostile_ids(workspace, size(4, 40), first=4)  # other forms than over ACP
     bogus = "no_such_tool_" + "x" * BIG
-    calls = [{"id": i, "name": bogus, "args": {}} for i in ids]
+    # each call its own (the same call again and again is a loop, answered unrun)
+    calls = [{"id": i, "name": bogus, "args": {"n": n}} for n, i in enumerate(ids)]
     model = ScriptedChatModel(turns=[{"tool_calls": calls}, {"content": "done"}])
     agent = create_deep_agent(model, backend=FilesystemBackend(workspace))
     result = await agent.ainvoke({"messages": [{"role": "user", "content": "go"}]})

@@ -253,8 +253,11 @@ async def test_an_mcp_server_that_never_lists_its_tools(agent_factory, tally) ->
 async def test_one_message_cannot_start_a_thousand_commands_at_once(agent_factory, tally) -> None:
     t = tally("resources: concurrent commands from one message")
     count = size(40, 1000)
-    command = "echo s >> log; sleep 0.2; echo e >> log"
-    calls = [{"id": f"c{i}", "name": "execute", "args": {"command": command}} for i in range(count)]
+    command = "echo s >> log; sleep 0.2; echo e >> log  # {}"  # each its own: no loop
+    calls = [
+        {"id": f"c{i}", "name": "execute", "args": {"command": command.format(i)}}
+        for i in range(count)
+    ]
     async with agent_factory([{"tool_calls": calls}, {"content": "done"}]) as agent:
         session = await agent.new_session()
         await agent.conn.set_session_mode(session_id=session, mode_id="yolo")

@@ -73,6 +73,7 @@ async def test_canary_keys_never_leave_the_environment(agent_factory, model_requ
     async with agent_factory(turns, env=env) as agent:
         (agent.workspace / "deploy.env").write_text(f"GITHUB_TOKEN={GITHUB}\n")
         user_memory = agent.home / "AGENTS.md"  # a key the user once wrote into their memory
+        agent.home.mkdir(parents=True, exist_ok=True)
         user_memory.write_text(f"- my token is {GITHUB}\n")
         mcp = notes_server(ANTHROPIC_API_KEY=ANTHROPIC, SERVICE_TOKEN=SERVICE)
         new = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[mcp])
