@@ -154,8 +154,7 @@ def database_checks() -> list[Check]:
     if url is None:
         return []
     from deepacp.exposure import database_exposure
-    from deepacp.session.storage.migrations import LATEST, schema_version
-    from deepacp.session.storage.postgres import PostgresStore
+    from deepacp.session import LATEST, PostgresStore, schema_version
 
     store = PostgresStore(deepacp_home(), url)
     try:
@@ -200,7 +199,7 @@ def langgraph_checks(url: str | None) -> list[Check]:
     import httpx
 
     from deepacp.exposure import STUDIO, server_status
-    from deepacp.session.hosts.threads import TOKEN_VARIABLE, token_headers
+    from deepacp.session import TOKEN_VARIABLE, token_headers
 
     ours = token_headers()
     try:

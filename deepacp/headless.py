@@ -32,7 +32,7 @@ from deepacp.events import (
 from deepacp.logs import WithoutTraceback, configure
 from deepacp.models import check_provider, configured_spec
 from deepacp.secrets import redact
-from deepacp.session.modes import Mode, parse_mode
+from deepacp.session import Mode, parse_mode
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +122,7 @@ async def _run(
     server: str | None = None,
 ) -> int:
     from deepacp.models import resolve_model
-    from deepacp.session.hosts.threads import ServerThreads
-    from deepacp.session.lifecycle import SessionManager, Workspace
-    from deepacp.session.storage import open_store
+    from deepacp.session import ServerThreads, SessionManager, Workspace, open_store
 
     manager = SessionManager(
         open_store(deepacp_home()),

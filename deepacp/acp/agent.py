@@ -27,17 +27,22 @@ from deepacp.backends.editor_review import EditorReview
 from deepacp.config import ServerOptions, deepacp_home
 from deepacp.errors import DeepacpError, SessionBusy
 from deepacp.models import resolve_model
-from deepacp.session.core import Session
-from deepacp.session.hosts.local import Ready, no_wait
-from deepacp.session.hosts.threads import ServerThreads
-from deepacp.session.lifecycle import SessionManager, Workspace
-from deepacp.session.mcp import McpServer
-from deepacp.session.modes import DEFAULT_MODE
-from deepacp.session.parts.restore import RestorePart
-from deepacp.session.parts.sandbox import SandboxPart
-from deepacp.session.storage import open_store
-from deepacp.session.storage.records import SessionRecord, Store
-from deepacp.session.workspace import through_editor
+from deepacp.session import (
+    DEFAULT_MODE,
+    McpServer,
+    Ready,
+    RestorePart,
+    SandboxPart,
+    ServerThreads,
+    Session,
+    SessionManager,
+    SessionRecord,
+    Store,
+    Workspace,
+    no_wait,
+    open_store,
+    through_editor,
+)
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from deepacp.acp.rpc import request_error
 from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions
 from deepacp.errors import DeepacpError
-from deepacp.session.storage.records import Store
+from deepacp.session import Store
 
 
 def make_handler(agent: DeepacpAgent) -> Any:

@@ -14,8 +14,7 @@ from deepacp.acp.capabilities import EDIT_PROMPT_METHOD, REWIND_METHOD
 from deepacp.acp.rpc import bad_params
 from deepacp.errors import DeepacpError
 from deepacp.events import Notice
-from deepacp.session.core import Session
-from deepacp.session.parts.restore import RestorePart
+from deepacp.session import RestorePart, Session
 
 SessionOf = Callable[[str], Session]
 """The open session of an id (opened now if need be)."""

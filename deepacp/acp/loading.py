@@ -34,7 +34,7 @@ def load_harness(model_spec: str | None) -> HarnessImport:
     def work() -> None:
         loaded.begin.wait()
         try:
-            from deepacp.session.assembly import import_harness
+            from deepacp.session import import_harness
 
             import_harness()
         except BaseException as exc:

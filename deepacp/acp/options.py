@@ -13,10 +13,7 @@ from deepacp.config import ServerOptions, load_config, parse_effort, sandbox_pol
 from deepacp.effort import EffortChoice, effort_choice
 from deepacp.errors import ConfigError, ModelConfigError
 from deepacp.models import check_provider, configured_spec, split_spec
-from deepacp.session.core import Session
-from deepacp.session.modes import parse_mode
-from deepacp.session.parts.sandbox import SandboxPart
-from deepacp.session.storage.records import SessionRecord
+from deepacp.session import SandboxPart, Session, SessionRecord, parse_mode
 
 
 def start_policy(flag: SandboxPolicy | None) -> SandboxPolicy:

@@ -35,14 +35,13 @@ from deepacp.acp.transport import StdioTransport
 from deepacp.config import ServerOptions
 from deepacp.events import CommandsChanged, ModeChanged
 from deepacp.private import write_private
-from deepacp.session.replays import Replays, code_stamp, file_stamp, replays_of
-from deepacp.session.storage.records import SessionRecord, Store
+from deepacp.session import Replays, SessionRecord, Store, code_stamp, file_stamp, replays_of
 
 if TYPE_CHECKING:  # the SDK is imported after the quick load has answered
     from pydantic import BaseModel
 
     from deepacp.acp.client import AcpSessionHandler
-    from deepacp.session.core import Session
+    from deepacp.session import Session
 
 log = logging.getLogger(__name__)
 

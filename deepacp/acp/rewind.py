@@ -10,7 +10,7 @@ from acp import schema as S
 from acp.exceptions import RequestError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deepacp.session.restore import Restored
+from deepacp.session import Restored
 
 OnConflict = Literal["fail", "restore", "keep"]
 Model = TypeVar("Model", bound=BaseModel)

@@ -83,7 +83,7 @@ async def serve_transport(
     from deepacp.acp.loading import HARNESS_START_SECONDS, import_sdk, load_harness
     from deepacp.acp.quickload import answer_load, transcripts_of
     from deepacp.config import deepacp_home
-    from deepacp.session.storage import open_store
+    from deepacp.session import open_store
 
     params = params if params is not None else await handshake(transport)
     if params is None:

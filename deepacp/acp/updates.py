@@ -45,9 +45,7 @@ from deepacp.events import (
     UsageUpdated,
     UserMessage,
 )
-from deepacp.session.modes import MODES
-from deepacp.session.storage.records import now
-from deepacp.session.turns.usage import TokenUsage
+from deepacp.session import MODES, TokenUsage, now
 
 EFFORT_OPTION = "effort"
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types as T
 
-from deepacp.harness.names import MEMORY_FILE
-from deepacp.harness.skills import SKILL_FILE, validate_skill
+from deepacp.harness import MEMORY_FILE, SKILL_FILE, validate_skill
 from deepacp.lsp.review import SOURCE
 from deepacp.secrets import looks_like_secret
 

@@ -28,7 +28,7 @@ from deepacp.events import (
     Question,
     ToolStarted,
 )
-from deepacp.harness.names import EDIT_FILE, WRITE_FILE
+from deepacp.harness import EDIT_FILE, WRITE_FILE
 from deepacp.lsp.arguments import EditArgs
 from deepacp.lsp.capabilities import ClientSupport
 from deepacp.lsp.feedback import review_since
@@ -187,8 +187,7 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     """Run the agent on `target` (in the workspace `root`) and make its edits the active
     proposal. Cancelled, it keeps the edits made so far as a partial proposal."""
     from deepacp.models import check_provider, configured_spec, resolve_model
-    from deepacp.session.lifecycle import SessionManager, Workspace
-    from deepacp.session.storage import open_store
+    from deepacp.session import SessionManager, Workspace, open_store
 
     spec = configured_spec(ls.options.model)
     check_provider(spec)

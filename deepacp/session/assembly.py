@@ -15,7 +15,7 @@ from deepacp.session.workspace import MEMORY_SOURCES, SKILL_SOURCES
 
 if TYPE_CHECKING:
     from deepacp.backends.protocol import Backend
-    from deepacp.harness.profiles import HarnessProfile
+    from deepacp.harness import HarnessProfile
 
 
 @dataclass
@@ -41,12 +41,14 @@ class Contributions:
 def import_harness() -> None:
     """Import what building a graph and running a turn need (LangChain, LangGraph, the
     harness): a server does it in a thread of its own, ahead of the first turn."""
-    import deepacp.harness
-    import deepacp.harness.middleware.inbox
-    import deepacp.harness.middleware.mode
-    import deepacp.harness.middleware.summarization
     import deepacp.session.turns.ask
     import deepacp.session.turns.turn  # noqa: F401 (LangGraph, the projection)
+    from deepacp.harness import (  # noqa: F401 (imported for their modules)
+        InboxMiddleware,
+        ModeMiddleware,
+        SummarizationMiddleware,
+        create_deep_agent,
+    )
 
 
 def approval_gate(policy: ApprovalPolicy) -> dict[str, Any]:
@@ -82,10 +84,12 @@ def assemble(
     """A session's harness: the deep agent over the session's workspace, its approvals and
     modes, the `ask_user` tool, and what the parts add. `summarizer`: the session's
     (None: one is made here)."""
-    from deepacp.harness import create_deep_agent
-    from deepacp.harness.middleware.inbox import InboxMiddleware
-    from deepacp.harness.middleware.mode import ModeMiddleware
-    from deepacp.harness.middleware.summarization import SummarizationMiddleware
+    from deepacp.harness import (
+        InboxMiddleware,
+        ModeMiddleware,
+        SummarizationMiddleware,
+        create_deep_agent,
+    )
     from deepacp.session.turns.ask import ask_user_tool
 
     policy.extra_gated = frozenset(parts.gated)
@@ -124,7 +128,7 @@ def assemble_task(
 ) -> Any:
     """A background task's harness on its own graph: the general-purpose sub-agent with
     the session's workspace, mode and "always" answers, refusing what would be asked."""
-    from deepacp.harness.graph import create_background_agent
+    from deepacp.harness import create_background_agent
     from deepacp.session.turns.ask import ask_user_tool
 
     return create_background_agent(

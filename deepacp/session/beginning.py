@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from deepacp.harness.messages import text_of
+from deepacp.harness import text_of
 from deepacp.session.context import SessionContext
 from deepacp.session.parts.base import Part, PromptStart, each_part, title_from
 

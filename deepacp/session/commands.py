@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 from deepacp.backends.protocol import Backend
 from deepacp.events import Command
-from deepacp.harness.messages import text_of
-from deepacp.harness.skills import Skill, SkillIndex, discover_skills
+from deepacp.harness import Skill, SkillIndex, discover_skills, text_of
 from deepacp.session.modes import MODE_IDS, Mode, parse_mode
 from deepacp.session.parts.base import CommandHandler, Part
 from deepacp.session.turns.usage import cost_report, prices_of
@@ -147,7 +146,7 @@ def builtins(
         return f"Mode: {chosen}."
 
     async def cost(argument: str) -> str:
-        from deepacp.harness.usage import USAGE_KEY, TokenUsage
+        from deepacp.harness import USAGE_KEY, TokenUsage
 
         used = TokenUsage.from_json(await ctx.host.value(ctx.config, USAGE_KEY))
         model = ctx.record.model or ""

@@ -30,8 +30,7 @@ from deepacp.events import (
     Notice,
     StopReason,
 )
-from deepacp.harness.messages import text_of
-from deepacp.harness.usage import TokenUsage
+from deepacp.harness import TokenUsage, text_of
 from deepacp.session import commands
 from deepacp.session.assembly import Contributions
 from deepacp.session.beginning import begin, keep_cancelled

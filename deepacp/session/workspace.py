@@ -21,7 +21,7 @@ from deepacp.backends import (
 from deepacp.backends.editor_review import EditorReview
 from deepacp.backends.protocol import Backend
 from deepacp.backends.sandbox import SandboxSetting
-from deepacp.harness.names import HISTORY_DIR, LARGE_RESULTS_DIR, MEMORY_FILE
+from deepacp.harness import HISTORY_DIR, LARGE_RESULTS_DIR, MEMORY_FILE
 from deepacp.private import private_dir
 
 USER_DIR = "/user/"

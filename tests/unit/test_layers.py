@@ -1,9 +1,15 @@
 """The package's layers: faces (ACP, LSP, headless) over the session runtime, over the
-harness, over the backends. A lower layer never imports a higher one, lazily or not."""
+harness, over the backends. A lower layer never imports a higher one, lazily or not; the
+layers above the session and the harness import only their public names; a face never
+imports another face."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +17,14 @@ import pytest
 import deepacp
 
 PACKAGE = Path(deepacp.__file__).parent
-FACES = ("deepacp.acp", "deepacp.lsp", "deepacp.headless", "deepacp.cli", "deepacp.demo")
+FACES = (
+    "deepacp.acp",
+    "deepacp.lsp",
+    "deepacp.headless",
+    "deepacp.cli",
+    "deepacp.demo",
+    "deepacp.doctor",
+)
 ABOVE = {
     "session": FACES,
     "harness": (*FACES, "deepacp.session"),
@@ -45,3 +58,83 @@ def test_a_layer_imports_nothing_above_it(layer: str) -> None:
         if reaches(name, ABOVE[layer])
     ]
     assert not wrong, "\n".join(wrong)
+
+
+PUBLIC = {"session": FACES, "harness": (*FACES, "deepacp.session")}
+"""A layer whose package is its public API (`__all__`), and who imports it from above."""
+ENTRY = "deepacp.cli"
+"""The command line starts each face; no other face imports another."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules_of(layers: tuple[str, ...]) -> list[Path]:
+    every = sorted(PACKAGE.rglob("*.py"))
+    return [path for path in every if reaches(module_name(path), layers)]
+
+
+def named_imports(path: Path) -> Iterator[tuple[int, str, str | None]]:
+    """(line, module, name) for each deepacp import in `path`; name None for `import m`."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, None
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                yield node.lineno, node.module, alias.name
+
+
+def private_imports(path: Path, layer: str, public: set[str]) -> list[str]:
+    package = f"deepacp.{layer}"
+    wrong = []
+    for line, module, name in sorted(named_imports(path), key=lambda found: found[0]):
+        shown = f"{PACKAGE.name}/{path.relative_to(PACKAGE)}:{line}"
+        if module == package and name is not None and name not in public:
+            wrong.append(f"{shown} imports {module}.{name}, not in {package}.__all__")
+        elif module.startswith(f"{package}."):
+            what = f"{module}.{name}" if name else module
+            wrong.append(f"{shown} imports {what}; import it from {package}")
+    return wrong
+
+
+@pytest.mark.parametrize("layer", sorted(PUBLIC))
+def test_the_layers_above_import_only_the_public_names(layer: str) -> None:
+    public = set(getattr(importlib.import_module(f"deepacp.{layer}"), "__all__", ()))
+    users = modules_of(PUBLIC[layer])
+    assert users  # the layers above are really read
+    wrong = [line for path in users for line in private_imports(path, layer, public)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_face_imports_no_other_face() -> None:
+    faces = tuple(face for face in FACES if face != ENTRY)
+    wrong = [
+        f"{PACKAGE.name}/{path.relative_to(PACKAGE)}:{line} imports {module}"
+        for face in faces
+        for path in modules_of((face,))
+        for line, module, _ in named_imports(path)
+        if reaches(module, tuple(other for other in faces if other != face))
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("layer", sorted(PUBLIC))
+def test_every_public_name_is_there(layer: str) -> None:
+    package = importlib.import_module(f"deepacp.{layer}")
+    missing = [name for name in package.__all__ if not hasattr(package, name)]
+    assert not missing, f"deepacp.{layer}.__all__ names what it cannot give: {missing}"
+
+
+def test_the_public_apis_load_nothing_until_a_name_is_used() -> None:
+    watched = ("deepacp.harness", "deepacp.session", "langchain", "langgraph")
+    code = (
+        "import sys, deepacp.harness, deepacp.session\n"
+        f"print(*sorted(m for m in sys.modules if m.startswith({watched!r})))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert loaded == ["deepacp.harness", "deepacp.session"]

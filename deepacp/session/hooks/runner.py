@@ -13,7 +13,7 @@ from typing import Any
 
 from deepacp.backends.sandbox import Sandbox
 from deepacp.events import Notice, StopReason
-from deepacp.harness.contracts import ALLOW, HookDecision
+from deepacp.harness import ALLOW, HookDecision
 from deepacp.secrets import clip, redact_any, secret_values
 from deepacp.session.handler import SessionHandler
 from deepacp.session.hooks.config import (

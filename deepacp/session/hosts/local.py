@@ -52,8 +52,7 @@ class LocalHost:
 
     async def graph(self, ctx: HostedSession, parts: Contributions) -> Any:
         await self.harness_ready()
-        from deepacp.harness.middleware.summarization import SummarizationMiddleware
-        from deepacp.harness.profiles import profile_for
+        from deepacp.harness import SummarizationMiddleware, profile_for
         from deepacp.session.assembly import assemble
 
         record = ctx.record
@@ -88,13 +87,13 @@ class LocalHost:
 
     async def messages(self, config: dict[str, Any]) -> list[Any]:
         await self.harness_ready()
-        from deepacp.harness.state import read_messages
+        from deepacp.harness import read_messages
 
         return await read_messages(await self.records.checkpointer(), config)
 
     async def value(self, config: dict[str, Any], key: str) -> Any:
         await self.harness_ready()
-        from deepacp.harness.state import read_value
+        from deepacp.harness import read_value
 
         return await read_value(await self.records.checkpointer(), config, key)
 

@@ -24,7 +24,7 @@ from langchain_core.messages.utils import convert_to_messages
 from langgraph.types import Command, Interrupt
 
 from deepacp.errors import TurnError
-from deepacp.harness.contracts import ApprovalInterrupt, parse_interrupt, signal_from_json
+from deepacp.harness import ApprovalInterrupt, parse_interrupt, signal_from_json
 from deepacp.session.hosts.threads import (
     RunSettings,
     ServerThreads,

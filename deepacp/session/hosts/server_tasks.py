@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from deepacp.harness.background import (
+from deepacp.harness import (
     Outcome,
     TaskStatus,
     outcome_of,

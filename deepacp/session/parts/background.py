@@ -41,7 +41,7 @@ class BackgroundPart(Part):
 
     async def contribute(self, parts: Contributions) -> None:
         if self.runner is None and self.offered and self.here:
-            from deepacp.harness.background import InProcessTasks
+            from deepacp.harness import InProcessTasks
 
             self.runner = InProcessTasks(self._task_ended, lambda: self._prompt)
         parts.background, parts.task_status = self.runner, self.status
@@ -49,7 +49,7 @@ class BackgroundPart(Part):
     async def plan(self) -> tuple[PlanEntry, ...]:
         """The plan as the thread's state has it: the task list, then the background tasks
         (each as its runner knows it now)."""
-        from deepacp.harness.background import BACKGROUND_KEY
+        from deepacp.harness import BACKGROUND_KEY
         from deepacp.session.turns import cards, projection
 
         config, host = self.ctx.config, self.ctx.host

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from deepacp.events import Command
-from deepacp.harness.names import EXECUTE
+from deepacp.harness import EXECUTE
 from deepacp.session.parts.base import CommandHandler, EndedTurn, Part
 from deepacp.session.storage.permissions import Rule, Rules, WorkspaceRules
 

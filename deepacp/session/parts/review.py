@@ -19,7 +19,7 @@ class ReviewPart(Part):
             parts.inbox.append(self._note)
 
     async def _note(self) -> list[Any]:
-        from deepacp.harness.middleware.inbox import review_message
+        from deepacp.harness import review_message
 
         note = await self.review.note() if self.review is not None else None
         return [review_message(note)] if note else []

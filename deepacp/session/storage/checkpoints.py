@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
 
-from deepacp.harness.state import MESSAGES, MESSAGES_CHANNEL
+from deepacp.harness import MESSAGES, MESSAGES_CHANNEL
 
 MAX_THREADS = 8
 """Threads whose history is kept (the most recently loaded)."""

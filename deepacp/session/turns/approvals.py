@@ -11,8 +11,7 @@ from deepacp.backends.guard import GuardBreach
 from deepacp.backends.protocol import Backend
 from deepacp.backends.sandbox import QUIET_POLICIES, SandboxPolicy
 from deepacp.events import PermissionKind
-from deepacp.harness.delegation import current_task_call
-from deepacp.harness.names import EXECUTE, MUTATING_FILE_TOOLS, OUTSIDE_SANDBOX_ARG
+from deepacp.harness import EXECUTE, MUTATING_FILE_TOOLS, OUTSIDE_SANDBOX_ARG, current_task_call
 from deepacp.session.modes import DEFAULT_MODE, Mode
 
 APPROVAL_DECISIONS = ("approve", "reject")

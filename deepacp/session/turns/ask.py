@@ -6,7 +6,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import interrupt
 
-from deepacp.harness.contracts import ASK_USER, QuestionInterrupt
+from deepacp.harness import ASK_USER, QuestionInterrupt
 
 ASKED_IN_CHAT = (
     "The question was shown to the user; their answer will arrive as their next message. "

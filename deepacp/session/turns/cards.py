@@ -23,9 +23,8 @@ from deepacp.events import (
     ToolStarted,
     ToolStatus,
 )
+from deepacp.harness import EditArtifact, card_text_of, text_of
 from deepacp.harness import names as T
-from deepacp.harness.contracts import EditArtifact
-from deepacp.harness.messages import card_text_of, text_of
 from deepacp.secrets import redact_any, secret_values
 
 CARD_TEXT_CHARS = 20_000

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepacp.backends.protocol import Backend
 from deepacp.events import ASK_IN_CHAT, PermissionKind, PermissionRequest, Question, ToolStarted
-from deepacp.harness.contracts import ApprovalInterrupt, QuestionInterrupt, parse_interrupt
+from deepacp.harness import ApprovalInterrupt, QuestionInterrupt, parse_interrupt
 from deepacp.session.handler import SessionHandler
 from deepacp.session.turns import cards
 from deepacp.session.turns.approvals import (

@@ -29,19 +29,22 @@ from deepacp.events import (
     UsageUpdated,
     UserMessage,
 )
-from deepacp.harness.background import (
+from deepacp.harness import (
     BACKGROUND_KEY,
+    LIMIT_STOPS,
+    GoalSignal,
+    ModelRetrySignal,
+    NoticeSignal,
     TaskRecord,
     TaskStatus,
+    TokenUsage,
+    is_feedback,
+    is_note,
     merge_tasks,
     shown_status,
+    stop_of,
+    text_of,
 )
-from deepacp.harness.contracts import GoalSignal, ModelRetrySignal, NoticeSignal
-from deepacp.harness.messages import text_of
-from deepacp.harness.middleware.goal import is_feedback
-from deepacp.harness.middleware.inbox import is_note
-from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
-from deepacp.harness.usage import TokenUsage
 from deepacp.session.turns.cards import call_events, clipped, tool_finished
 
 DEFAULT_CONTEXT_WINDOW = 200_000

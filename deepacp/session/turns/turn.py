@@ -26,10 +26,14 @@ from deepacp.events import (
     ToolStarted,
     UsageUpdated,
 )
-from deepacp.harness.background import BACKGROUND_KEY
-from deepacp.harness.middleware.patch_tool_calls import answer_for, dangling_tool_calls
-from deepacp.harness.state import read_value
-from deepacp.harness.usage import USAGE_KEY, TokenUsage
+from deepacp.harness import (
+    BACKGROUND_KEY,
+    USAGE_KEY,
+    TokenUsage,
+    answer_for,
+    dangling_tool_calls,
+    read_value,
+)
 from deepacp.secrets import redact
 from deepacp.session.handler import SessionHandler
 from deepacp.session.turns import cards, projection

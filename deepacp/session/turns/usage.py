@@ -8,7 +8,7 @@ from pathlib import Path
 from deepacp.config import ModelPrices, load_config
 from deepacp.errors import ConfigError
 from deepacp.events import Cost
-from deepacp.harness.usage import TokenUsage
+from deepacp.harness import TokenUsage
 
 __all__ = ["TokenUsage", "cost_of", "cost_report", "prices_of"]
 
