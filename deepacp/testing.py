@@ -1,4 +1,5 @@
 """ScriptedChatModel: a real chat model that replays a script offline (tests and the demo).
+Over 350 lines because its script format, public and stable, is documented whole here.
 
 Script file format (public and stable)::
 

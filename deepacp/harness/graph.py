@@ -1,4 +1,7 @@
-"""create_deep_agent: the ordered middleware stack on LangChain's create_agent."""
+"""create_deep_agent: the ordered middleware stack on LangChain's create_agent.
+
+Over 350 lines because the whole order is written here in one place, to be read top to
+bottom: each middleware's reason to sit where it does is beside it."""
 
 from __future__ import annotations
 
