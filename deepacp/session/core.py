@@ -117,6 +117,7 @@ class Session:
     async def graph(self) -> Any:
         """The session's compiled harness (built again after what it is made of changed)."""
         if self._graph is None:
+            await self.host.ready()  # the parts may import the harness: never concurrently
             made = Contributions()
             for part in self.parts:
                 await part.contribute(made)
@@ -224,8 +225,7 @@ class Session:
         return self.turns.steer(content)
 
     async def cancel(self) -> None:
-        """Stop the running turn now, and drop the queued prompts and steered messages;
-        `prompt` then answers `cancelled` for each."""
+        """Stop the running turn, drop what waits; `prompt` answers `cancelled` for each."""
         self.turns.drop()
         if self._task is not None:
             self._task.cancel()

@@ -124,6 +124,23 @@ async def test_commands_die_with_the_acp_server(agent_factory, tally, how) -> No
 
 
 @pytest.mark.e2e
+def hangup_as_an_editor_leaves_it() -> None:
+    """SIGHUP as a terminal's editor leaves it to the server: default and not blocked,
+    whatever the test worker that starts it has done with it."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
+
+
+def signal_state(pid: int) -> str:
+    """How process `pid` stands toward signals (for a failure to say why it lives on)."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError as exc:
+        return f"no /proc entry ({exc.strerror})"
+    keep = ("State:", "SigPnd:", "ShdPnd:", "SigBlk:", "SigIgn:", "SigCgt:")
+    return "; ".join(line for line in lines if line.startswith(keep))
+
+
 @pytest.mark.parametrize("how", [signal.SIGHUP, signal.SIGTERM], ids=str)
 async def test_commands_die_with_deepacp_run(tally, tmp_path: Path, how) -> None:
     t = tally("resources: commands die with the server")
@@ -178,6 +195,7 @@ async def test_commands_die_with_the_lsp_server(tally, tmp_path: Path) -> None:
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
+        preexec_fn=hangup_as_an_editor_leaves_it,
     )
     assert process.stdin is not None
     options = {"model": f"scripted:{script}", "shell": "allow"}
@@ -211,7 +229,7 @@ async def test_commands_die_with_the_lsp_server(tally, tmp_path: Path) -> None:
         await asyncio.wait_for(process.wait(), 10)
         t.record(True, "the server exited")
     except TimeoutError:
-        t.record(False, "deepacp lsp ignored SIGHUP")
+        t.record(False, f"deepacp lsp ignored SIGHUP: {signal_state(process.pid)}")
         process.kill()
     t.record(await all_dead(pids), "SIGHUP: the command outlived deepacp lsp")
     t.check()

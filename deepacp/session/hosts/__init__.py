@@ -35,6 +35,11 @@ class Host(Protocol):
         """Make the session's thread where it lives (a `ServerUnavailable` when it cannot)."""
         ...
 
+    async def ready(self) -> None:
+        """Wait until what building a graph imports is imported (by its own thread), so
+        that nothing imports it concurrently (Python refuses that: a deadlock error)."""
+        ...
+
     async def graph(self, ctx: HostedSession, parts: Contributions) -> Any:
         """The session's graph, built from the harness and `parts`."""
         ...

@@ -27,6 +27,9 @@ class ServerHost:
         metadata = {"deepacp_session": record.id, "cwd": record.cwd}
         await self.threads.create(record.thread_id, metadata)
 
+    async def ready(self) -> None:
+        """Nothing to wait for: the graph runs on the server."""
+
     async def graph(self, ctx: HostedSession, parts: Contributions) -> Any:
         if self._graph is None:
             from deepacp.session.hosts.server_graph import ServerGraph

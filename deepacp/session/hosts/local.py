@@ -50,6 +50,9 @@ class LocalHost:
     async def make_thread(self, record: SessionRecord) -> None:
         return None  # made with its first checkpoint
 
+    async def ready(self) -> None:
+        await self.harness_ready()
+
     async def graph(self, ctx: HostedSession, parts: Contributions) -> Any:
         await self.harness_ready()
         from deepacp.harness import SummarizationMiddleware, profile_for

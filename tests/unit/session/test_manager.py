@@ -16,6 +16,7 @@ from deepacp.errors import SessionInUse, SessionNotFound, WrongWorkspace
 from deepacp.events import CommandsChanged, Event, MessageChunk, ToolFinished
 from deepacp.models import resolve_model
 from deepacp.session.lifecycle import SessionManager, Workspace
+from deepacp.session.parts.background import BackgroundPart
 from deepacp.session.parts.goal import GoalPart
 from deepacp.session.storage.sqlite import SessionStore
 
@@ -227,6 +228,43 @@ async def test_a_cancel_while_the_face_is_told_something_stops_the_running_comma
                 break
             await asyncio.sleep(0.05)
         assert not running(f"sleep 6{token}"), "the cancelled command still runs"
+    finally:
+        await manager.shutdown()
+
+
+async def test_the_parts_add_to_the_graph_only_once_the_harness_is_imported(
+    tmp_path, workspace, monkeypatch
+) -> None:
+    """The harness is imported by a thread of its own while the server starts; a part that
+    imported it on the event loop meanwhile (the background tasks' runner) made Python
+    refuse both imports (a deadlock error), and the first prompt failed."""
+    order: list[str] = []
+    released = asyncio.Event()
+
+    async def harness_ready() -> None:
+        await released.wait()
+        order.append("harness ready")
+
+    contribute = BackgroundPart.contribute
+
+    async def recorded(self, parts) -> None:
+        order.append("background part")
+        await contribute(self, parts)
+
+    monkeypatch.setattr(BackgroundPart, "contribute", recorded)
+    manager = SessionManager(
+        SessionStore(tmp_path / "home"), resolve_model, harness_ready=harness_ready
+    )
+    try:
+        record = manager.new_record(str(workspace), "ask", script(tmp_path, [{"content": "hi"}]))
+        session = manager.open(record, Workspace(str(workspace)), Recorder())
+        turn = asyncio.create_task(session.prompt("hello"))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert order == []  # nothing of the graph is made while the harness loads
+        released.set()
+        assert await turn == "end_turn"
+        assert order[:2] == ["harness ready", "background part"]
     finally:
         await manager.shutdown()
 
