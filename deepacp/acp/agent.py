@@ -1,7 +1,8 @@
 """The ACP agent: thin handlers from ACP requests to the session manager (served, with
 errors as JSON-RPC errors, by `connection.py`). Sessions' events reach the client through
 `client.AcpSessionHandler`; their modes and options are `options.py`'s, the extension
-methods `extensions.py`'s and what a load keeps for the next process `quickload.py`'s."""
+methods `extensions.py`'s and what a load keeps for the next process `quickload.py`'s.
+Over 350 lines only because each ACP request keeps its handler here, one short method each."""
 
 from __future__ import annotations
 
