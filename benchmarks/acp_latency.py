@@ -5,7 +5,8 @@
 Prints medians of `--runs` runs: spawn -> `initialize` response, spawn -> `session/new`
 response, prompt -> first `agent_message_chunk` (cold: first prompt of a fresh process;
 warm: the next one), `session/cancel` -> prompt response while `sleep 30` runs and at
-each of `CANCEL_MOMENTS` (`--only cancel` runs just these),
+each of `CANCEL_MOMENTS` (`--only cancel` runs just these; `--only start` times spawn ->
+`initialize` of deepacp and the installed peers in turn, run by run),
 `session/load` in a fresh process of a one-turn session, a 500-message and a 5,000-message
 one, from what the last load sent (of the one-turn session, also sent `LATE` seconds after
 `initialize`), from the saved replay and from the checkpoints (`--only load` runs just
@@ -15,7 +16,8 @@ floors under two of them, each in a fresh interpreter: the harness import alone 
 sent right after `session/new` waits for it) and the peak RSS of the libraries alone. Peers are
 measured when installed:
 `npm install --prefix DIR @zed-industries/claude-agent-acp @zed-industries/codex-acp`
-(spawn -> initialize; they need API keys for more), and deepagents-acp in the Python given
+(spawn -> initialize; they need API keys for more; claude-agent-acp's newer releases are
+published as `@agentclientprotocol/claude-agent-acp`), and deepagents-acp in the Python given
 by --peer-python (`pip install deepagents-acp langchain-openai`; its test agent builds
 sessions without calling the model).
 """
@@ -408,13 +410,47 @@ def ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 1000:.0f} ms"
 
 
+def installed_peers(args: argparse.Namespace) -> list[tuple[str, list[str], bool]]:
+    peers: list[tuple[str, list[str], bool]] = []
+    bin_dir = args.peers / "node_modules" / ".bin"
+    for name in ("claude-agent-acp", "codex-acp"):
+        # Prefer a platform's native binary (codex-acp-linux-x64) over its node wrapper.
+        found = sorted(bin_dir.glob(f"{name}-*")) or sorted(bin_dir.glob(name))
+        if found:
+            peers.append((name, [str(found[0])], False))
+    if args.peer_python:
+        peers.append(("deepagents-acp", [args.peer_python, "-m", "deepagents_acp"], True))
+    return peers
+
+
+async def side_by_side(
+    peers: list[tuple[str, list[str], bool]], env: dict, cwd: Path, runs: int
+) -> None:
+    """Spawn -> `initialize` of deepacp and each peer, taken in turn within each run, so a
+    machine's load weighs on all of them alike; prints the medians and deepacp's ratio."""
+    commands = [("deepacp", DEEPACP), *((name, command) for name, command, _ in peers)]
+    peer_env = {**env, "OPENAI_API_KEY": "sk-benchmark-not-used"}
+    took: dict[str, list[float]] = {name: [] for name, _ in commands}
+    for _ in range(runs):
+        for name, command in commands:
+            start = time_start(command, peer_env, cwd, False)
+            took[name].append((await asyncio.wait_for(start, 60))[0])
+    ours = statistics.median(took["deepacp"])
+    print(f"spawn -> initialize, side by side (median of {runs} runs, in turn)")
+    for name, values in took.items():
+        ratio = "" if name == "deepacp" else f"  deepacp is {ours / statistics.median(values):.2f}x"
+        print(f"  {name:20} {ms(statistics.median(values)):>8}{ratio}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--peers", type=Path, default=Path(__file__).parent / "peers")
     parser.add_argument("--peer-python", help="a Python with deepagents-acp installed")
     parser.add_argument(
-        "--only", choices=["load", "cancel"], help="run only the session/load or cancel probes"
+        "--only",
+        choices=["load", "cancel", "start"],
+        help="run only the session/load, cancel or side-by-side start-up probes",
     )
     args = parser.parse_args()
     # As pip leaves an installed package: compiled. Else each spawn compiles what it imports
@@ -433,6 +469,9 @@ async def main() -> None:
         huge = long_script(root / "huge.json", 124, prompts=20)
         env_huge = {**env, "DEEPACP_MODEL": f"scripted:{huge}"}
 
+        if args.only == "start":
+            await side_by_side(installed_peers(args), env_turns, cwd, args.runs)
+            return
         env_cancel = {**env, "DEEPACP_MODEL": f"scripted:{cancel_script(root / 'cancel.json')}"}
         rows: list[tuple[str, str]] = []
         turns: list[dict[str, float]] = []
@@ -482,15 +521,7 @@ async def main() -> None:
         if args.only is not None:
             return
 
-        peers: list[tuple[str, list[str], bool]] = []
-        bin_dir = args.peers / "node_modules" / ".bin"
-        for name in ("claude-agent-acp", "codex-acp"):
-            # Prefer a platform's native binary (codex-acp-linux-x64) over its node wrapper.
-            found = sorted(bin_dir.glob(f"{name}-*")) or sorted(bin_dir.glob(name))
-            if found:
-                peers.append((name, [str(found[0])], False))
-        if args.peer_python:
-            peers.append(("deepagents-acp", [args.peer_python, "-m", "deepagents_acp"], True))
+        peers = installed_peers(args)
         if not peers:
             print("\nno peers installed (see the module docstring)")
         for name, command, with_session in peers:
