@@ -99,6 +99,11 @@ def _tighten(path: Path, wanted: int) -> None:
 
 
 def unusable_database(path: Path, exc: BaseException) -> StoreError:
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return StoreError(
+            f"{path} stayed locked by another process ({exc}); nothing is lost: try again, "
+            "and if it goes on, look for a deepacp process that hangs"
+        )
     return StoreError(
         f"{path} is not a usable SQLite database ({exc}); move it aside "
         f"(mv {path} {path}.broken) and start again — a new one is made, the sessions in the "

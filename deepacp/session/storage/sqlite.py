@@ -27,6 +27,9 @@ try:
 except ImportError:  # Windows: no fencing between processes
     fcntl = None  # type: ignore[assignment]
 
+BUSY_WAIT = 10.0
+"""Seconds to wait for another process's write to sessions.db before giving up."""
+
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS sessions ({FIRST_COLUMNS})"
 _CLAIMS = """
 CREATE TABLE IF NOT EXISTS claims (
@@ -65,8 +68,11 @@ class SessionStore(SqlStore):
         if self._conn is None:
             path = private_database(self.home / "sessions.db")
             try:
-                conn = sqlite3.connect(path, timeout=10, check_same_thread=False)
+                conn = sqlite3.connect(path, timeout=BUSY_WAIT, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode=WAL")
+                # One process at a time reads and changes the schema: two that start together
+                # on an old file would both see a column missing and both add it.
+                conn.execute("BEGIN IMMEDIATE")
                 conn.execute(_SCHEMA)
                 _add_missing_columns(conn)
                 conn.execute(_CLAIMS)
