@@ -174,12 +174,6 @@ async def test_loads_with_the_kept_history_equal_loads_without_it(
     assert 0 < loads.count(True) <= 10 < loads.count(False)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known race, left open: under load a cancel that lands while the second call is "
-    "still starting can leave that command to start after the cancel and run to its end "
-    "(LangGraph's cancelled-task bookkeeping; see the issue 34 note)",
-)
 async def test_a_cancel_while_one_of_two_calls_runs_is_read_as_stored(
     stored: Callable[[], Any], tmp_path: Path
 ) -> None:
@@ -204,7 +198,7 @@ async def test_a_cancel_while_one_of_two_calls_runs_is_read_as_stored(
             turn = asyncio.create_task(session.prompt("two"))
             config = {"configurable": {"thread_id": record.thread_id}}
             while not any(  # the listing is done and saved; the command still runs
-                w[1] == "messages" for w in ((await plain.aget_tuple(config)).pending_writes or ())
+                _is_tool_answer(w) for w in ((await plain.aget_tuple(config)).pending_writes or ())
             ):
                 await asyncio.sleep(0.05)
             await session.cancel()
@@ -220,6 +214,15 @@ async def test_a_cancel_while_one_of_two_calls_runs_is_read_as_stored(
             assert len(answers) == 2 and "Cancelled" in answers[1]
     finally:
         await manager.shutdown()
+
+
+def _is_tool_answer(write: tuple) -> bool:
+    """A pending write of a tool's answer. (The turn's own input is a pending write of
+    `messages` too: a cancel landing then stops the turn before the model is asked, and
+    the next prompt would get this turn's scripted calls.)"""
+    _, channel, value = write
+    values = value if isinstance(value, list) else [value]
+    return channel == "messages" and any(getattr(m, "type", None) == "tool" for m in values)
 
 
 async def test_another_process_continuing_the_thread_is_read_as_stored(
