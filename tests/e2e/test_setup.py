@@ -176,3 +176,18 @@ def test_a_gateway_that_echoes_the_key_never_shows_it(tmp_path: Path) -> None:
         gateway.shutdown()
     assert "the key was refused by openai: key [redacted] is not valid here" in result.stdout
     assert BAD not in result.stdout + result.stderr and stored(home) == {}
+
+
+def test_in_a_terminal_a_refused_key_is_asked_again_unseen(tmp_path: Path) -> None:
+    from tests.e2e.test_acp_auth import base_env, run_in_terminal
+
+    home = tmp_path / "home"
+    with AnthropicServer() as server:
+        server.keys = {GOOD}
+        env = base_env(home, ANTHROPIC_BASE_URL=server.base_url)
+        answers = [("Provider", "anthropic"), ("API key", BAD), ("API key", GOOD)]
+        code, shown = run_in_terminal([DEEPACP, "setup"], env, answers)
+    assert code == 0, shown
+    assert "the key was refused by anthropic: invalid x-api-key" in shown
+    assert BAD not in shown and GOOD not in shown  # typed without echo, never printed
+    assert stored(home) == {"ANTHROPIC_API_KEY": {"key": GOOD}}
