@@ -34,8 +34,11 @@ COMMAND_PAGES = {
     ),
     "setup": (
         "Choose the model provider and give its API key, in a terminal: the key is read without "
-        "echo and kept in the OS keyring, or where there is none in "
-        "$DEEPACP_HOME/credentials.json, readable only by you. When no model is configured "
+        "echo, checked with one request to the provider (a refused key is not kept), and kept "
+        "in the OS keyring, or where there is none in "
+        "$DEEPACP_HOME/credentials.json, readable only by you. Or choose a local server "
+        "(Ollama, or an OpenAI-compatible one: llama.cpp, LM Studio, vLLM) and one of the "
+        "models it lists. When no model is configured "
         "yet, the provider's default model is written to $DEEPACP_HOME/config.toml. A key "
         "variable set in the environment (ANTHROPIC_API_KEY, say) wins over the stored key. "
         "`deepacp logout` forgets the stored keys.\n\n"

@@ -212,8 +212,8 @@ def langgraph_checks(url: str | None) -> list[Check]:
             Check(
                 True,
                 f"the LangGraph server at {url} answers without a token, and every account on "
-                f"this machine can reach its port: start it with {TOKEN_VARIABLE} set (README: "
-                "The harness on a LangGraph server) and set the same here",
+                f"this machine can reach its port: start it with {TOKEN_VARIABLE} set "
+                "(docs/scaling-out.md: The harness on a LangGraph server) and set the same here",
                 warn=True,
             )
         ]

@@ -6,8 +6,9 @@ for; a missing package or API key is one readable `ModelConfigError` line. A pro
 key is its environment variable, else the key `deepacp setup` stored (the variable wins).
 A provider's base URL is its variable (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` — how
 OpenAI-compatible local servers are used — `OLLAMA_HOST`), else `[providers.NAME] base_url`
-in config.toml. The clients' own retries are off: the harness retries (and says so). Every
-model gets an output cap (see `deepacp.output_cap`).
+in config.toml; an OpenAI-compatible server on this machine needs no key. The clients' own
+retries are off: the harness retries (and says so). Every model gets an output cap (see
+`deepacp.output_cap`).
 
 How long a model call may wait for the server's next bytes (the first token above all, while
 a local server reads a long prompt): `DEEPACP_FIRST_TOKEN_TIMEOUT`, else
@@ -150,7 +151,7 @@ def check_provider(spec: str) -> None:
         raise ModelConfigError(
             f"model {spec!r} needs the {info.extra} extra: pip install 'deepacp[{info.extra}]'"
         )
-    if info.key_env and not api_key(info.key_env):
+    if info.key_env and not api_key(info.key_env) and not _keyless(provider):
         raise ModelConfigError(
             f"model {spec!r} needs an API key: set {info.key_env} or run `deepacp setup`"
         )
@@ -161,6 +162,11 @@ def base_url(provider: str) -> str | None:
     info = PROVIDERS.get(provider)
     variable = info.base_url_env if info else None
     return (os.environ.get(variable) if variable else None) or load_config().base_urls.get(provider)
+
+
+def _keyless(provider: str) -> bool:
+    """Whether `provider` is an OpenAI-compatible server on this machine (it needs no key)."""
+    return provider == "openai" and is_local(base_url(provider) or "")
 
 
 def is_local(url: str) -> bool:
@@ -226,6 +232,8 @@ def provider_options(provider: str) -> dict[str, Any]:
     options: dict[str, Any] = dict(info.client_options) if info else {}
     if info and info.key_env and (key := api_key(info.key_env)):
         options["api_key"] = key
+    elif _keyless(provider):
+        options["api_key"] = "none"  # the server wants no key, its client wants one
     if url := base_url(provider):
         options["base_url"] = url
     if where := endpoint(provider):

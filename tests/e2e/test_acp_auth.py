@@ -17,6 +17,7 @@ import pytest
 from acp import RequestError
 
 from tests.e2e.openai_server import fake_openai
+from tests.providers.openai_server import OpenAIServer
 
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
 KEY = "sk-test-STORED-KEY-0123456789"
@@ -80,6 +81,12 @@ def run_piped(argv: list[str], env: dict, text: str) -> subprocess.CompletedProc
     return subprocess.run(argv, input=text, capture_output=True, text=True, env=env, timeout=60)
 
 
+def accepting(env: dict[str, str], server: OpenAIServer) -> dict[str, str]:
+    """`env` with OpenAI at `server`, which accepts `KEY` (setup checks the key there)."""
+    server.keys = {KEY}
+    return {**env, "OPENAI_BASE_URL": f"{server.base_url}/v1"}
+
+
 async def session_reply(agent_factory, env: dict[str, str]) -> str:
     """Start `deepacp --stdio` as an editor would and return the reply to one prompt."""
     async with agent_factory([], env=env, home=Path(env["DEEPACP_HOME"])) as agent:
@@ -94,13 +101,16 @@ async def test_setup_in_a_terminal_stores_the_key_unseen_and_sessions_use_it(
     home = tmp_path / "home"
     env = base_env(home)
     # The client adds the method's args to the command it runs deepacp with.
-    code, shown = run_in_terminal(
-        [DEEPACP, "--stdio", "setup"], env, [("Provider", "OpenAI"), ("API key", KEY)]
-    )
+    with OpenAIServer() as checks:
+        code, shown = run_in_terminal(
+            [DEEPACP, "--stdio", "setup"],
+            accepting(env, checks),
+            [("Provider", "OpenAI"), ("API key", KEY)],
+        )
     assert code == 0, shown
     assert "OpenAI" in shown  # the terminal echoes what is typed...
     assert KEY not in shown  # ...but not the key, and deepacp does not print it either
-    assert "Stored the openai API key" in shown
+    assert "The key works" in shown and "Stored the openai API key" in shown
     stored = home / "credentials.json"
     assert stored.stat().st_mode & 0o777 == 0o600 and home.stat().st_mode & 0o777 == 0o700
     assert json.loads(stored.read_text()) == {"OPENAI_API_KEY": {"key": KEY}}
@@ -125,7 +135,11 @@ async def test_setup_in_a_terminal_stores_the_key_unseen_and_sessions_use_it(
 async def test_logout_forgets_the_stored_key(agent_factory, tmp_path) -> None:
     home = tmp_path / "home"
     env = base_env(home)
-    assert run_piped([DEEPACP, "setup"], env, f"openai\n{KEY}\n").returncode == 0
+    with OpenAIServer() as checks:
+        assert (
+            run_piped([DEEPACP, "setup"], accepting(env, checks), f"openai\n{KEY}\n").returncode
+            == 0
+        )
     with fake_openai("hi") as provider:
         agent_env = {**env, "DEEPACP_MODEL": "", "OPENAI_BASE_URL": provider.base_url}
         async with agent_factory([], env=agent_env, home=home) as agent:
@@ -134,9 +148,11 @@ async def test_logout_forgets_the_stored_key(agent_factory, tmp_path) -> None:
             await agent.prompt(session, "hello")
             assert await agent.raw_request("logout", {}) == {}
             assert not (home / "credentials.json").exists()
-            with pytest.raises(RequestError) as info:
-                await agent.new_session()
-            assert "needs an API key" in str(info.value) and "deepacp setup" in str(info.value)
+    # OpenAI itself: a base URL on this machine is a local server, which needs no key.
+    async with agent_factory([], env={**env, "DEEPACP_MODEL": ""}, home=home) as agent:
+        with pytest.raises(RequestError) as info:
+            await agent.new_session()
+        assert "needs an API key" in str(info.value) and "deepacp setup" in str(info.value)
 
 
 async def test_setup_prefers_a_usable_os_keyring(agent_factory, tmp_path) -> None:
@@ -148,7 +164,8 @@ async def test_setup_prefers_a_usable_os_keyring(agent_factory, tmp_path) -> Non
         TEST_KEYRING_FILE=str(keyring_file),
         PYTHONPATH=str(HERE),
     )
-    result = run_piped([DEEPACP, "setup"], env, f"2\n{KEY}\n")
+    with OpenAIServer() as checks:
+        result = run_piped([DEEPACP, "setup"], accepting(env, checks), f"2\n{KEY}\n")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "OS keyring" in result.stdout
     assert KEY not in result.stdout + result.stderr

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.providers.anthropic_server import AnthropicServer
+
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
 HERE = Path(__file__).resolve().parent
 KEY = "sk-ant-logout-0123456789abcdef"
@@ -30,6 +32,15 @@ def deepacp(
     return subprocess.run(
         [DEEPACP, *args], input=text, capture_output=True, text=True, env=env, timeout=120
     )
+
+
+def setup_anthropic(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`deepacp setup` storing `KEY`, which it checks at a local Anthropic that accepts it."""
+    with AnthropicServer() as server:
+        server.keys = {KEY}
+        return deepacp(
+            "setup", env={**env, "ANTHROPIC_BASE_URL": server.base_url}, text=f"anthropic\n{KEY}\n"
+        )
 
 
 def description(page: str) -> str:
@@ -65,7 +76,7 @@ def test_run_help_shows_user_facing_names_only() -> None:
 def test_logout_forgets_what_setup_stored(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = user_env(home)
-    assert deepacp("setup", env=env, text=f"anthropic\n{KEY}\n").returncode == 0
+    assert setup_anthropic(env).returncode == 0
     assert (home / "credentials.json").exists()
 
     forgot = deepacp("logout", env={**env, "ANTHROPIC_API_KEY": "sk-ant-from-env"})
@@ -88,7 +99,7 @@ def test_logout_forgets_a_key_in_the_keyring(tmp_path: Path) -> None:
         TEST_KEYRING_FILE=str(keyring_file),
         PYTHONPATH=str(HERE),
     )
-    assert "OS keyring" in deepacp("setup", env=env, text=f"anthropic\n{KEY}\n").stdout
+    assert "OS keyring" in setup_anthropic(env).stdout
     assert json.loads(keyring_file.read_text()) == {"deepacp/ANTHROPIC_API_KEY": KEY}
     assert deepacp("logout", env=env).returncode == 0
     assert json.loads(keyring_file.read_text()) == {}

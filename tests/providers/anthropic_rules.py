@@ -9,6 +9,7 @@ extended-thinking guide and the prompt-caching guide on platform.claude.com.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -24,12 +25,15 @@ TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 THINKING = ("thinking", "redacted_thinking")
 
 
-def check_headers(headers: dict[str, str]) -> None:
-    """API reference, authentication and versioning: both headers are required."""
+def check_headers(headers: dict[str, str], keys: Collection[str] | None = None) -> None:
+    """API reference, authentication and versioning: both headers are required (and the key
+    one of `keys`, when given)."""
     if not headers.get("x-api-key") and not headers.get("authorization"):
         raise InvalidRequest(
             "x-api-key header is required", status=401, kind="authentication_error"
         )
+    if keys is not None and headers.get("x-api-key") not in keys:
+        raise InvalidRequest("invalid x-api-key", status=401, kind="authentication_error")
     if not headers.get("anthropic-version"):
         raise InvalidRequest("anthropic-version: header is required")
 

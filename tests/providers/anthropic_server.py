@@ -48,6 +48,7 @@ class AnthropicServer(WireServer):
     routes: ClassVar[dict[tuple[str, str], str]] = {
         ("POST", "/v1/messages"): "_messages",
         ("POST", "/v1/messages/count_tokens"): "_count_tokens",
+        ("GET", "/v1/models"): "_models",
     }
 
     def __init__(
@@ -62,6 +63,7 @@ class AnthropicServer(WireServer):
         self.signer = Signer()
         self.cache = PromptCache(clock)
         self._ids = itertools.count(1)
+        self.listed = ["claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001"]
 
     def error_body(self, error: InvalidRequest) -> Any:
         return {"type": "error", "error": {"type": error.kind, "message": error.message}}
@@ -70,8 +72,20 @@ class AnthropicServer(WireServer):
         """The usage reported for each answered model request, in order."""
         return [r.usage for r in self.model_requests("/v1/messages") if r.usage]
 
+    def _models(self, exchange: Exchange) -> None:
+        """Models API, list models: newest first, one page."""
+        check_headers(exchange.headers, self.keys)
+        data = [
+            {"type": "model", "id": m, "display_name": m, "created_at": "2025-09-29T00:00:00Z"}
+            for m in self.listed
+        ]
+        first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+        exchange.send_json(
+            200, {"data": data, "has_more": False, "first_id": first, "last_id": last}
+        )
+
     def _messages(self, exchange: Exchange) -> None:
-        check_headers(exchange.headers)
+        check_headers(exchange.headers, self.keys)
         body = exchange.body
         turns = validate(body, self.signer)
         size = total_tokens(body, turns)
@@ -104,7 +118,7 @@ class AnthropicServer(WireServer):
             exchange.send_json(200, message, {"request-id": message["id"]})
 
     def _count_tokens(self, exchange: Exchange) -> None:
-        check_headers(exchange.headers)
+        check_headers(exchange.headers, self.keys)
         body = exchange.body
         turns = validate({**body, "max_tokens": 1} if isinstance(body, dict) else body, self.signer)
         exchange.send_json(200, {"input_tokens": total_tokens(body, turns)})

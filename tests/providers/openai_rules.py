@@ -9,6 +9,7 @@ Each check raises `InvalidRequest` with the message, `param` and `code` the real
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -21,13 +22,22 @@ MAX_NAME = 64
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
-def check_auth(headers: dict[str, str]) -> None:
-    """API reference, authentication: a bearer API key is required."""
+def check_auth(headers: dict[str, str], keys: Collection[str] | None = None) -> None:
+    """API reference, authentication: a bearer API key is required (one of `keys`, when
+    given; a wrong one is shown masked, as the API does)."""
     if not headers.get("authorization", "").startswith("Bearer "):
         raise InvalidRequest(
             "You didn't provide an API key. You need to provide your API key in an "
             "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
             status=401,
+        )
+    key = headers["authorization"].removeprefix("Bearer ")
+    if keys is not None and key not in keys:
+        raise InvalidRequest(
+            f"Incorrect API key provided: {key[:3]}***{key[-4:]}. You can find your API key "
+            "at https://platform.openai.com/account/api-keys.",
+            status=401,
+            code="invalid_api_key",
         )
 
 

@@ -47,6 +47,7 @@ class OpenAIServer(WireServer):
     routes: ClassVar[dict[tuple[str, str], str]] = {
         ("POST", "/v1/chat/completions"): "_chat",
         ("POST", "/v1/responses"): "_responses",
+        ("GET", "/v1/models"): "_models",
     }
 
     def __init__(
@@ -60,13 +61,22 @@ class OpenAIServer(WireServer):
         self.context_window = context_window
         self.cache = PrefixCache(clock)
         self._ids = itertools.count(1)
+        self.listed = ["gpt-5.1", "gpt-4.1"]
 
     def error_body(self, error: InvalidRequest) -> Any:
         extra = {"param": None, "code": None, **error.extra}
         return {"error": {"message": error.message, "type": error.kind, **extra}}
 
+    def _models(self, exchange: Exchange) -> None:
+        """Models, list: every model the key may use, as `model` objects. A llama.cpp, LM
+        Studio or vLLM server answers the same shape (without asking for a key)."""
+        if self.keys is not None:
+            check_auth(exchange.headers, self.keys)
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in self.listed]
+        exchange.send_json(200, {"object": "list", "data": data})
+
     def _chat(self, exchange: Exchange) -> None:
-        check_auth(exchange.headers)
+        check_auth(exchange.headers, self.keys)
         body = exchange.body
         validate_chat(body)
         step = self._step(exchange, [*(body.get("tools") or []), *body["messages"]])
@@ -108,7 +118,7 @@ class OpenAIServer(WireServer):
         exchange.write_chunk(b"data: [DONE]\n\n")
 
     def _responses(self, exchange: Exchange) -> None:
-        check_auth(exchange.headers)
+        check_auth(exchange.headers, self.keys)
         body = exchange.body
         items = validate_responses(body)
         step = self._step(exchange, [*(body.get("tools") or []), body.get("instructions"), *items])

@@ -175,6 +175,10 @@ class WireServer:
     def __init__(self, script: Iterable[Step] = ()) -> None:
         self.script: deque[Step] = deque(script)
         self.requests: list[Recorded] = []
+        self.keys: set[str] | None = None
+        """The API keys the server accepts; None: any."""
+        self.listed: list[str] = []
+        """The model ids `GET /v1/models` lists."""
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)

@@ -1,7 +1,7 @@
-"""Another account on this machine must not get at the user's work. The README's set-ups
-are private: PostgreSQL with passwords and a role that is no superuser, `langgraph dev` that
-serves only the holder of its token. `deepacp doctor` warns, with the fix, about a database
-or a server that lets any account on this machine in."""
+"""Another account on this machine must not get at the user's work. The documented set-ups
+(docs/scaling-out.md) are private: PostgreSQL with passwords and a role that is no
+superuser, `langgraph dev` that serves only the holder of its token. `deepacp doctor` warns,
+with the fix, about a database or a server that lets any account on this machine in."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Permission rules against links inside the workspace (Python API, the README's rules).
+"""Permission rules against links inside the workspace (Python API, docs/python-api.md's rules).
 
 `config -> secrets` and `db -> migrations` live in the repository itself, so root
 confinement lets them through; the rules must still see where they lead: `deny

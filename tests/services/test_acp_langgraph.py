@@ -126,7 +126,7 @@ async def test_cancel_cancels_the_server_run_and_the_thread_goes_on(
             answers = [m["content"] for m in last["messages"] if m.get("tool_call_id") == "slow"]
             assert "Cancelled by the user" in answers[0]
         # langgraph dev stops a cancelled run's task only when its loop next wakes, so the
-        # command may finish its sleep (README: Scaling out); nothing of it outlives that.
+        # command may finish its sleep (docs/scaling-out.md); nothing of it outlives that.
         await wait_for(lambda: not marked_pids(mark), timeout=30)
 
 

@@ -49,6 +49,19 @@ def test_missing_api_key_names_the_variable(monkeypatch) -> None:
         resolve_model("openai:gpt-5.1")
 
 
+def test_an_openai_compatible_server_on_this_machine_needs_no_key(
+    isolated_home, monkeypatch
+) -> None:
+    """llama.cpp, LM Studio and vLLM on localhost want no key; the client is given a dummy."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+    model = resolve_model("openai:qwen2.5-coder")
+    assert model.openai_api_key.get_secret_value() == "none"
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://gateway.example.com/v1")
+    with pytest.raises(ModelConfigError, match="set OPENAI_API_KEY"):
+        resolve_model("openai:qwen2.5-coder")
+
+
 def test_the_endpoint_says_where_its_url_came_from(isolated_home, monkeypatch) -> None:
     from deepacp.models import endpoint
 

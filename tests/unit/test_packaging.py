@@ -118,6 +118,12 @@ def readme_section(title: str) -> str:
     return (ROOT / "README.md").read_text().split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
+def documentation() -> str:
+    """The README and the documentation site's pages (docs/), where the reference is."""
+    pages = sorted((ROOT / "docs").rglob("*.md"))
+    return "\n".join(p.read_text() for p in [ROOT / "README.md", *pages])
+
+
 CLONE = "git clone https://github.com/deepacp/deepacp && cd deepacp"
 INSTALL = "pipx install '.[anthropic]'"
 
@@ -125,9 +131,9 @@ INSTALL = "pipx install '.[anthropic]'"
 def test_one_install_line_that_works_from_a_clone_everywhere_it_is_given() -> None:
     """Until the first release nothing is on PyPI: every place that tells a user how to
     install gives the clone and the same line (tests/e2e/test_install.py runs it)."""
-    section = readme_section("Use it in your editor")
-    assert f"```sh\n{CLONE}\n{INSTALL}\n```" in section
-    assert "deepacp needs Python 3.11 or newer" in section
+    for section in (readme_section("Install"), (ROOT / "docs" / "install.md").read_text()):
+        assert f"```sh\n{CLONE}\n{INSTALL}\n```" in section
+        assert "deepacp needs Python 3.11 or newer" in section
     for editor in ("zed", "jetbrains"):
         text = " ".join((ROOT / "editors" / editor / "README.md").read_text().split())
         assert f"{CLONE} && {INSTALL}" in text, editor
@@ -140,13 +146,13 @@ def test_the_readme_names_only_commands_deepacp_has() -> None:
     from deepacp.cli import build_parser
 
     [commands] = [a for a in build_parser()._actions if a.dest == "command"]
-    named = set(re.findall(r"`deepacp ([a-z][a-z-]*)", (ROOT / "README.md").read_text()))
+    named = set(re.findall(r"`deepacp ([a-z][a-z-]*)", documentation()))
     # `deepacp sandbox`: the editor's terminal launcher, taken before the parser (cli.main)
     assert "logout" in named and named <= {*commands.choices, "sandbox"}, named
 
 
 def test_every_deepacp_variable_is_documented() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = documentation()
     read = set()
     for module in (ROOT / "deepacp").rglob("*.py"):
         read |= set(re.findall(r"[\"'](DEEPACP_[A-Z_]+)[\"']", module.read_text()))

@@ -35,8 +35,8 @@ def test_prose_and_code_are_not_loops():
         p.read_text() for p in sorted(Path("deepacp/harness/middleware").glob("*.py"))
     )
     assert repetition_in(source) is None
-    readme = Path("README.md").read_text()
-    assert repetition_in(readme) is None
+    for page in [Path("README.md"), *sorted(Path("docs").rglob("*.md"))]:
+        assert repetition_in(page.read_text()) is None, page
 
 
 def test_a_stutter_of_one_or_two_words_is_left_to_the_output_cap():
