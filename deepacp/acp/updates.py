@@ -44,6 +44,8 @@ from deepacp.events import (
     ToolStarted,
     UsageUpdated,
     UserMessage,
+    new_message_id,
+    notice_id,
 )
 from deepacp.session import MODES, TokenUsage, now
 
@@ -103,15 +105,26 @@ def tool_output_update(tool_call_id: str, text: str) -> S.ToolCallProgress:
     return update_tool_call(tool_call_id, content=[tool_content(text_block(text))])
 
 
+_CHUNKS: dict[type, Any] = {
+    MessageChunk: update_agent_message_text,
+    ThoughtChunk: update_agent_thought_text,
+    UserMessage: update_user_message_text,
+}
+
+
+def _chunk(event: MessageChunk | ThoughtChunk | UserMessage) -> Any:
+    """A message's chunk, under the message's id (the same live and replayed); text shown
+    once in one piece and kept in no thread (a command's answer) gets an id of its own."""
+    update = _CHUNKS[type(event)](event.text)
+    update.message_id = event.message_id or new_message_id()
+    return update
+
+
 def to_update(event: Event, terminal_id: str | None = None) -> Any:
     """The `session/update` payload for an event. A finished card that ran in an editor
     terminal (`terminal_id`) keeps showing it."""
-    if isinstance(event, MessageChunk):
-        return update_agent_message_text(event.text)
-    if isinstance(event, ThoughtChunk):
-        return update_agent_thought_text(event.text)
-    if isinstance(event, UserMessage):
-        return update_user_message_text(event.text)
+    if isinstance(event, MessageChunk | ThoughtChunk | UserMessage):
+        return _chunk(event)
     if isinstance(event, ToolStarted):
         return start_tool_call(
             event.tool_call_id,
@@ -140,7 +153,7 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             locations=_locations(event),
         )
     if isinstance(event, Notice):
-        return update_agent_message_text(f"{event.text}\n")
+        return _chunk(MessageChunk(f"{event.text}\n", notice_id(event.text)))
     if isinstance(event, UsageUpdated):
         cost = None
         if event.cost is not None:

@@ -1,0 +1,36 @@
+"""Which message a streamed chunk belongs to, by the id the thread will keep for it.
+
+LangChain gives a streamed chunk the provider's message id where the provider sends one
+(OpenAI on every chunk, Anthropic on the first) and its run's `lc_run--…` id otherwise; the
+finished message keeps the first provider id among its chunks, else the run id. Live chunks
+are shown under that id, so `session/load` replays them under the same one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+RUN_PREFIXES = ("lc_", "run-")
+"""LangChain's own ids (a run's), which a provider's id wins over."""
+
+
+def _is_run_id(message_id: str) -> bool:
+    return message_id.startswith(RUN_PREFIXES)
+
+
+class StreamIds:
+    """The id of the message being streamed, one model call at a time."""
+
+    def __init__(self) -> None:
+        self._call: Any = None
+        self._id: str | None = None
+
+    def of(self, chunk_id: str | None, meta: dict[str, Any]) -> str | None:
+        """The id of the message a chunk (its own id, its stream metadata) belongs to."""
+        call = meta.get("langgraph_checkpoint_ns")
+        if call != self._call:  # another model step
+            self._call, self._id = call, None
+        replaced = self._id is None or (_is_run_id(self._id) and chunk_id != self._id)
+        if chunk_id and replaced:
+            self._id = chunk_id  # the provider's id (it wins), or a retried call's run
+        return self._id
