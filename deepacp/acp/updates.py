@@ -24,6 +24,7 @@ from acp.helpers import (
     update_user_message_text,
 )
 
+from deepacp.acp.newer_schema import NamedToolCallStart
 from deepacp.backends.sandbox import POLICIES, POLICY_DESCRIPTIONS, SandboxPolicy
 from deepacp.effort import EffortChoice
 from deepacp.events import (
@@ -126,7 +127,7 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
     if isinstance(event, MessageChunk | ThoughtChunk | UserMessage):
         return _chunk(event)
     if isinstance(event, ToolStarted):
-        return start_tool_call(
+        start = start_tool_call(
             event.tool_call_id,
             event.title,
             kind=event.kind,
@@ -135,6 +136,7 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             content=_diff_content(event.diff) or None,
             locations=_locations(event),
         )
+        return NamedToolCallStart(**dict(start), name=event.name)
     if isinstance(event, ToolRunning):
         return update_tool_call(event.tool_call_id, status="in_progress")
     if isinstance(event, ToolOutput):
