@@ -48,7 +48,7 @@ from deepacp.events import (
     new_message_id,
     notice_id,
 )
-from deepacp.session import MODES, TokenUsage, now
+from deepacp.session import MODES, now
 
 EFFORT_OPTION = "effort"
 
@@ -172,28 +172,6 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             plan_entry(e.content, status=e.status, priority=e.priority) for e in event.entries
         )
     raise TypeError(f"no ACP update for {type(event).__name__}")
-
-
-def turn_meta(usage: TokenUsage, message_id: str | None = None) -> dict[str, Any] | None:
-    """The prompt response's `_meta`: the turn's token usage in the unstable schema's
-    `Usage` shape (that field exists only there; the stable `usage_update` reports the
-    context in use), and the prompt's `messageId` (what `_session/rewind` and
-    `_session/edit_prompt` name). Input counts cached tokens too; the cache fields say
-    how many."""
-    meta: dict[str, Any] = {}
-    if usage.calls:
-        fields = S.Usage(
-            input_tokens=usage.input,
-            output_tokens=usage.output,
-            total_tokens=usage.total,
-            thought_tokens=usage.reasoning,
-            cached_read_tokens=usage.cache_read,
-            cached_write_tokens=usage.cache_write,
-        )
-        meta["usage"] = fields.model_dump(by_alias=True, exclude_none=True)
-    if message_id is not None:
-        meta["messageId"] = message_id
-    return {"deepacp": meta} if meta else None
 
 
 def permission_tool_call(request: PermissionRequest) -> S.ToolCallUpdate:
