@@ -30,7 +30,12 @@ class StreamIds:
         call = meta.get("langgraph_checkpoint_ns")
         if call != self._call:  # another model step
             self._call, self._id = call, None
-        replaced = self._id is None or (_is_run_id(self._id) and chunk_id != self._id)
-        if chunk_id and replaced:
-            self._id = chunk_id  # the provider's id (it wins), or a retried call's run
+        if chunk_id and chunk_id != self._id and self._replaced_by(chunk_id):
+            self._id = chunk_id
         return self._id
+
+    def _replaced_by(self, chunk_id: str) -> bool:
+        """Whether another id on a chunk names the message from now on: anything after a
+        run's id (the provider's wins; a retried call has its own run), and a provider's
+        id after a provider's (another reply); never a run's after a provider's."""
+        return self._id is None or _is_run_id(self._id) or not _is_run_id(chunk_id)

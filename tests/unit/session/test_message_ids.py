@@ -27,3 +27,10 @@ def test_a_retried_call_and_the_next_step_are_other_messages() -> None:
     assert ids.of("lc_run--r2", STEP_1) == "lc_run--r2"  # the retry's message is kept
     assert ids.of("lc_run--r3", STEP_2) == "lc_run--r3"
     assert ids.of(None, {"langgraph_checkpoint_ns": "model:3"}) is None
+
+
+def test_another_providers_id_is_another_message_even_without_step_metadata() -> None:
+    ids = StreamIds()
+    assert ids.of("msg_a", {}) == "msg_a"
+    assert ids.of("lc_run--r1", {}) == "msg_a"
+    assert ids.of("msg_b", {}) == "msg_b"
