@@ -28,6 +28,7 @@ from deepacp.events import (
     ToolTerminal,
     UsageUpdated,
     UserMessage,
+    thought_id,
 )
 from deepacp.harness import (
     BACKGROUND_KEY,
@@ -46,6 +47,7 @@ from deepacp.harness import (
     text_of,
 )
 from deepacp.session.turns.cards import call_events, clipped, tool_finished
+from deepacp.session.turns.message_ids import StreamIds
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 GOAL_CARD = "goal"
@@ -132,13 +134,13 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
             yield Notice(text_of(message.content))  # a grader's verdict, not the user's words
         elif isinstance(message, HumanMessage):
             if not is_note(message):  # deepacp's notes to the model are not the user's words
-                yield UserMessage(human_text(message))
+                yield UserMessage(human_text(message), message.id)
         elif isinstance(message, AIMessage):
             text, thought = text_and_thought(message)
             if thought:
-                yield ThoughtChunk(thought)
+                yield ThoughtChunk(thought, thought_id(message.id))
             if text:
-                yield MessageChunk(text)
+                yield MessageChunk(text, message.id)
             for call in message.tool_calls:
                 names[call["id"] or ""] = call["name"]
                 yield from call_events(call, backend)
@@ -171,6 +173,7 @@ class LiveProjection:
         self.goal_entry: PlanEntry | None = None
         self.tasks: dict[str, TaskRecord] = {}
         """The thread's background tasks as last seen."""
+        self.ids = StreamIds()
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
         if mode == "custom" and isinstance(data, ModelRetrySignal):
@@ -184,11 +187,12 @@ class LiveProjection:
             if meta.get("langgraph_node") != "model" or not isinstance(chunk, AIMessage):
                 return []  # only the model's words: not the answers or notes its step adds
             text, thought = text_and_thought(chunk)
+            message_id = self.ids.of(chunk.id, meta)
             events: list[Event] = []
             if thought:
-                events.append(ThoughtChunk(thought))
+                events.append(ThoughtChunk(thought, thought_id(message_id)))
             if text:
-                events.append(MessageChunk(text))
+                events.append(MessageChunk(text, message_id))
             return events
         if mode == "tools":
             if data.get("event") == "tool-started" and data["tool_call_id"] in self.announced:
