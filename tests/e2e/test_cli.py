@@ -193,5 +193,5 @@ def test_run_exits_non_zero_when_the_goal_is_not_met(tmp_path: Path) -> None:
     model = write_script(tmp_path, turns)
     env = {"DEEPACP_HOME": str(home)}
     result = run("run", "--model", model, "--goal", "it says more", "hi", cwd=tmp_path, env=env)
-    assert result.returncode == 1, result.stdout
+    assert result.returncode == 5, result.stdout  # deepacp.run.exits.GOAL_NOT_MET
     assert "[goal not met; session" in result.stdout
