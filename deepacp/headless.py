@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, TextIO
 from deepacp.backends.sandbox import SandboxPolicy
 from deepacp.config import deepacp_home, parse_effort, sandbox_policy
 from deepacp.errors import ConfigError, DeepacpError
-from deepacp.events import ASK_IN_CHAT, Event, PermissionKind, PermissionRequest, Question
+from deepacp.events import (
+    ASK_IN_CHAT,
+    Event,
+    PermissionKind,
+    PermissionRequest,
+    Question,
+    StopReason,
+)
 from deepacp.logs import WithoutTraceback, configure
 from deepacp.models import check_provider, configured_spec
 from deepacp.run import exits
@@ -125,7 +132,9 @@ class Run:
         self.tally = Tally(str(cwd))
         self.status = StatusLine()
         self.session_id: str | None = None
-        self.stop: str | None = None
+        self.stop: StopReason | None = None
+        self.goal: str | None = None
+        """The session's goal (a resumed one's too): the exit code says whether it was met."""
         self.usage: dict[str, int] = {}
 
     def _record(self, manager: SessionManager) -> SessionRecord:
@@ -166,7 +175,7 @@ class Run:
         try:
             await manager.reach()
             record = self._record(manager)
-            self.session_id = record.id
+            self.session_id, self.goal = record.id, record.goal
             # One prompt, then the process ends: a background task here would end with it.
             session = manager.open(record, Workspace(record.cwd), handler, False)
             if self.options.resume or self.options.continue_last:
@@ -204,12 +213,12 @@ class Run:
         finally:
             for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
-        return exits.for_stop(self.stop, self.tally.goal_met if self.options.goal else None)
+        return exits.for_stop(self.stop, self.tally.goal_met if self.goal else None)
 
     def result(self, code: int, error: str | None = None) -> RunResult:
         return RunResult(
             answer=self.tally.final_answer,
-            stop_reason=self.stop,  # type: ignore[arg-type]  # a StopReason once set
+            stop_reason=self.stop,
             exit_code=code,
             session_id=self.session_id,
             usage=self.usage,
