@@ -162,7 +162,10 @@ def add_run(commands: Any) -> None:
         "files_changed, session_id, error); stream-json: one JSON event a line as it happens",
     )
     run.add_argument(
-        "-q", "--quiet", action="store_true", help="print only the final answer on stdout"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only the final answer on stdout (the text format)",
     )
     run.add_argument(
         "--max-turns",

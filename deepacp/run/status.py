@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 import time
 from typing import TextIO
@@ -42,7 +43,7 @@ class StatusLine:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty()
+        self.enabled = self.stream.isatty() and os.environ.get("TERM") != "dumb"
         self.text: str | None = None
         self.since = time.monotonic()
         self.drawn = False
