@@ -30,7 +30,10 @@ TABLE = (
     (OK, "the turn ended normally"),
     (FAILED, "an unexpected failure (the log has the details)"),
     (USAGE, "a bad flag, prompt, --file, session id or configuration"),
-    (PROVIDER, "the model provider refused the key or model, or could not be reached"),
+    (
+        PROVIDER,
+        "the provider refused the key or model, or it (or --server, --remote) was not reached",
+    ),
     (STOPPED_SHORT, "the model refused, hit max_tokens, or --max-turns was reached"),
     (GOAL_NOT_MET, "with --goal, the grader did not find the goal met"),
     (CANCELLED, "cancelled by Ctrl-C (SIGTERM, SIGHUP: 128 + the signal)"),
