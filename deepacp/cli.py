@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deepacp._version import __version__
 from deepacp.cli_help import page
 from deepacp.requires_python import check_python
+from deepacp.run.exits import EPILOG as EXIT_CODES
 
 if TYPE_CHECKING:
     from deepacp.backends.sandbox import SandboxPolicy
@@ -29,6 +30,12 @@ REMOTE_HELP = (
 SERVER_HELP = (
     "run the harness on the LangGraph server at URL (`langgraph dev` in a deepacp checkout); "
     "the files are the server's"
+)
+RUN_DESCRIPTION = (
+    "Run one prompt with the agent in this folder (or --cwd) and exit: streamed text, tool "
+    "lines, each edit's diff before its y/n approval (denied without a terminal, unless "
+    "--mode yolo). Each run is a session: its id is printed at the end (json: session_id), "
+    "for --resume; --continue takes the last one here."
 )
 USAGE_EXAMPLES = """\
 examples:
@@ -101,8 +108,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="forget the API keys `deepacp setup` stored",
         **page("logout"),
     )
-    run = commands.add_parser("run", help="run one prompt in a terminal, headless")
-    run.add_argument("prompt", help="what to ask the agent")
+    add_run(commands)
+    return parser
+
+
+def add_run(commands: Any) -> None:
+    """The `deepacp run` command and its flags."""
+    run = commands.add_parser(
+        "run",
+        help="run one prompt in a terminal, headless",
+        description=RUN_DESCRIPTION,
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "prompt", nargs="?", help="what to ask the agent; - (or none, with a pipe): read stdin"
+    )
     run.add_argument("--cwd", help="the workspace (default: the current directory)")
     run.add_argument(
         "--model",
@@ -112,7 +133,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--mode",
-        default="ask",
         choices=["ask", "accept-edits", "plan", "yolo"],
         help="ask (default; without a terminal, gated calls are denied), accept-edits, plan, yolo",
     )
@@ -127,7 +147,51 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--remote", dest="run_remote", metavar="URL", help=REMOTE_HELP)
     run.add_argument("--server", dest="run_server", metavar="URL", help=SERVER_HELP)
-    return parser
+    run.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="attach a text file to the prompt (repeatable)",
+    )
+    run.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="text (default); json: one object at the end (answer, stop_reason, usage, "
+        "files_changed, session_id, error); stream-json: one JSON event a line as it happens",
+    )
+    run.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only the final answer on stdout (the text format)",
+    )
+    run.add_argument(
+        "--max-turns",
+        type=positive,
+        metavar="N",
+        help="stop after N agentic turns (model responses, each with the tool calls it makes); "
+        "the run then exits 4 with stop_reason max_turn_requests",
+    )
+    sessions = run.add_mutually_exclusive_group()
+    sessions.add_argument(
+        "--resume", metavar="SESSION", help="continue the session with this id (printed by run)"
+    )
+    sessions.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="continue the last session in this folder",
+    )
+
+
+def positive(value: str) -> int:
+    """A count of at least 1 (argparse's type for --max-turns)."""
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of 1 or more")
+    return int(value)
 
 
 def sandbox_flag(value: str | None) -> SandboxPolicy | None:
@@ -196,23 +260,26 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_demo()
         if args.command == "run":
-            from deepacp.headless import run_headless
+            from deepacp.headless import RunOptions, run_headless
 
-            sandbox = sandbox_flag(args.run_sandbox or args.sandbox)
-            model = args.run_model or args.model
-            remote = args.run_remote or args.remote
-            server = args.run_server or args.server
-            return run_headless(
+            options = RunOptions(
                 args.prompt,
                 args.cwd,
-                model,
+                args.run_model or args.model,
                 args.mode,
                 args.effort,
-                sandbox,
+                sandbox_flag(args.run_sandbox or args.sandbox),
                 args.goal,
-                remote,
-                server,
+                args.run_remote or args.remote,
+                args.run_server or args.server,
+                tuple(args.file),
+                args.output_format,
+                args.quiet,
+                args.max_turns,
+                args.resume,
+                args.continue_last,
             )
+            return run_headless(options)
         build_parser().print_help()
         return 0
     except DeepacpError as exc:

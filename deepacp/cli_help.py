@@ -54,8 +54,9 @@ COMMAND_PAGES = {
         "Run the offline demo: no API key and no network. A scripted model fixes a failing test "
         "in a copy of a small example project (your files are not touched), driven over the "
         "Agent Client Protocol the way an editor drives `deepacp --stdio`: you see the streamed "
-        "answer, the plan, the tool cards, the approval prompt with the diff, and then the "
-        "session loaded again in a fresh server process."
+        "answer, the plan, the tool cards, the diff and then the approval prompt for it, and "
+        "the session loaded again in a fresh server process. The fixed copy is kept in a "
+        "temporary folder the demo names at the end."
     ),
 }
 """Each command's description (argparse wraps it to the terminal)."""

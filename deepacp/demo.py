@@ -1,8 +1,9 @@
 """`deepacp demo`: an ACP client drives `deepacp --stdio`, offline, the way an editor does.
 
 A scripted model fixes a bug in a copy of a small example project. The demo prints what an
-editor would show — streamed text, thoughts, the plan, tool cards, the permission prompt,
-the whole-file diff — then loads the session again in a fresh server process.
+editor would show — streamed text, thoughts, the plan, tool cards, the diff and then the
+permission prompt for it — then loads the session again in a fresh server process, and
+leaves the fixed copy where it says.
 """
 
 from __future__ import annotations
@@ -22,6 +23,15 @@ from deepacp.installation import server_command
 
 EXAMPLES = files("deepacp") / "examples"
 PROMPT = "test_median_even fails; please fix it."
+REPLAYED = {
+    "user_message_chunk": "your message",
+    "agent_message_chunk": "the agent's messages",
+    "agent_thought_chunk": "its thoughts",
+    "plan": "the plan",
+    "tool_call": "its tool calls",
+    "tool_call_update": "their results",
+}
+"""What a replayed session update redraws, in words (others are not worth a mention)."""
 
 
 def copy_example_project(target: Path) -> Path:
@@ -40,6 +50,8 @@ class DemoClient:
         self.in_text = False
         self.replaying = False
         self.replayed: dict[str, int] = {}
+        self.shown_diffs: set[str] = set()
+        """Edits whose diff was shown with their permission question already."""
 
     def _line(self, text: str = "") -> None:
         if self.thought:
@@ -80,17 +92,25 @@ class DemoClient:
         self._line(f"    {update.status}: {title}")
         for content in update.content or []:
             if isinstance(content, S.FileEditToolCallContent):
-                diff = unified_diff(Path(content.path).name, content.old_text, content.new_text)
-                print("    the whole-file diff your editor shows for review:")
-                print("".join(f"      {line}" for line in diff.splitlines(keepends=True)), end="")
+                if update.tool_call_id not in self.shown_diffs:
+                    self._diff(content, "the whole-file diff your editor shows for review:")
             elif kind == "execute":
                 for line in content.content.text.strip().splitlines()[-4:]:
                     print(f"      | {line}")
+
+    def _diff(self, content: Any, heading: str) -> None:
+        diff = unified_diff(Path(content.path).name, content.old_text, content.new_text)
+        self._line(f"    {heading}")
+        print("".join(f"      {line}" for line in diff.splitlines(keepends=True)), end="")
 
     async def request_permission(self, session_id: str, tool_call: Any, options: Any, **_: Any):
         from acp import schema as S
 
         title = tool_call.title or self.cards.get(tool_call.tool_call_id, ("", "a tool call"))[1]
+        for content in tool_call.content or []:  # the change first, then whether to make it
+            if isinstance(content, S.FileEditToolCallContent):
+                self._diff(content, "the change, as your editor shows it before you allow it:")
+                self.shown_diffs.add(tool_call.tool_call_id)
         choice = "allow_once"
         if self.interactive:
             answer = await asyncio.to_thread(
@@ -138,16 +158,31 @@ async def _drive(project: Path, home: Path, interactive: bool) -> str:
     ) as (conn, _):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         await conn.load_session(cwd=str(project), session_id=session, mcp_servers=[])
-    counts = ", ".join(f"{n} {kind}" for kind, n in sorted(client.replayed.items()))
-    print(f"replayed the whole history: {counts}")
+    print(replay_summary(client.replayed))
     return session
+
+
+def replay_summary(replayed: dict[str, int]) -> str:
+    """What loading the session back showed, in words a person reads."""
+    shown = [words for kind, words in REPLAYED.items() if replayed.get(kind)]
+    if not shown:
+        return "The fresh server found the session but had nothing to redraw."
+    listed = ", ".join(shown[:-1]) + (f" and {shown[-1]}" if len(shown) > 1 else shown[0])
+    return (
+        f"The fresh server redrew the whole conversation from disk ({listed}), as your "
+        "editor does when you reopen a session."
+    )
 
 
 def run_demo() -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    with tempfile.TemporaryDirectory(prefix="deepacp-demo-") as tmp:
-        project = copy_example_project(Path(tmp))
-        print("deepacp demo: an ACP client (standing in for your editor) drives `deepacp --stdio`")
-        print(f"on a copy of a small example project: {project}\n")
-        asyncio.run(_drive(project, Path(tmp) / "home", interactive))
+    tmp = Path(tempfile.mkdtemp(prefix="deepacp-demo-"))  # kept: the fixed file is there
+    project = copy_example_project(tmp)
+    print("deepacp demo: an ACP client (standing in for your editor) drives `deepacp --stdio`")
+    print(f"on a copy of a small example project: {project}\n")
+    asyncio.run(_drive(project, tmp / "home", interactive))
+    print(f"\nThe fixed project is kept in {project}: open stats.py there to see the fix.")
+    print(f"When you are done with it: rm -r {tmp}")
+    print("To try deepacp on your own code: `deepacp setup` picks a model and stores its key,")
+    print("then `deepacp doctor` prints the set-up for your editor.")
     return 0

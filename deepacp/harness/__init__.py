@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from deepacp.harness.middleware.subagents import CompiledSubAgent, SubAgent
     from deepacp.harness.middleware.summarization import SummarizationMiddleware
     from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
+    from deepacp.harness.middleware.turn_limit import MAX_MODEL_CALLS, TurnLimitMiddleware
     from deepacp.harness.names import (
         EDIT_FILE,
         EXECUTE,
@@ -101,6 +102,7 @@ _EXPORTS = {
     "deepacp.harness.middleware.subagents": ("CompiledSubAgent", "SubAgent"),
     "deepacp.harness.middleware.summarization": ("SummarizationMiddleware",),
     "deepacp.harness.middleware.truncation": ("LIMIT_STOPS", "stop_of"),
+    "deepacp.harness.middleware.turn_limit": ("MAX_MODEL_CALLS", "TurnLimitMiddleware"),
     "deepacp.harness.names": (
         "EDIT_FILE",
         "EXECUTE",
@@ -135,6 +137,7 @@ __all__ = [
     "HISTORY_DIR",
     "LARGE_RESULTS_DIR",
     "LIMIT_STOPS",
+    "MAX_MODEL_CALLS",
     "MEMORY_FILE",
     "MESSAGES",
     "MESSAGES_CHANNEL",
@@ -165,6 +168,7 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
     "TokenUsage",
+    "TurnLimitMiddleware",
     "answer_for",
     "card_text_of",
     "create_background_agent",

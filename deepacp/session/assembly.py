@@ -47,6 +47,7 @@ def import_harness() -> None:
         InboxMiddleware,
         ModeMiddleware,
         SummarizationMiddleware,
+        TurnLimitMiddleware,
         create_deep_agent,
     )
 
@@ -88,6 +89,7 @@ def assemble(
         InboxMiddleware,
         ModeMiddleware,
         SummarizationMiddleware,
+        TurnLimitMiddleware,
         create_deep_agent,
     )
     from deepacp.session.turns.ask import ask_user_tool
@@ -95,7 +97,8 @@ def assemble(
     policy.extra_gated = frozenset(parts.gated)
     if summarizer is None:
         summarizer = SummarizationMiddleware(backend, before_compact=parts.before_compact)
-    middleware = [summarizer, ModeMiddleware(lambda: policy.mode == "plan", policy.gated)]
+    mode = ModeMiddleware(lambda: policy.mode == "plan", policy.gated)
+    middleware = [summarizer, mode, TurnLimitMiddleware()]
     if parts.inbox:
         middleware.append(InboxMiddleware(_inbox(parts.inbox)))
     return create_deep_agent(

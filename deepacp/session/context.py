@@ -42,6 +42,9 @@ class SessionContext:
     """A fresh conversation in the session (`/clear`)."""
     taken_back: Callable[[set[str]], Awaitable[None]]
     """Tell every part that the turns of these prompts (message ids) were taken back."""
+    max_model_calls: int | None = None
+    """How often the model may answer in one turn (`deepacp run --max-turns`; None: no
+    limit). A turn that reaches it ends `max_turn_requests`."""
 
     @property
     def id(self) -> str:
@@ -50,10 +53,12 @@ class SessionContext:
     @property
     def config(self) -> dict[str, Any]:
         """The thread's run config."""
-        return {
-            "configurable": {"thread_id": self.record.thread_id},
-            "recursion_limit": RECURSION_LIMIT,
-        }
+        configurable: dict[str, Any] = {"thread_id": self.record.thread_id}
+        if self.max_model_calls is not None:  # the harness is loaded by the time of a turn
+            from deepacp.harness import MAX_MODEL_CALLS
+
+            configurable[MAX_MODEL_CALLS] = self.max_model_calls
+        return {"configurable": configurable, "recursion_limit": RECURSION_LIMIT}
 
     def update(self, **changes: Any) -> SessionRecord:
         """Store a change to the session's record, and keep it as the record."""

@@ -33,15 +33,20 @@ def test_version_and_help() -> None:
 
 
 def test_demo_drives_the_acp_server_and_reloads_the_session(tmp_path: Path) -> None:
-    result = run("demo", env={"DEEPACP_HOME": str(tmp_path)})
+    result = run("demo", env={"DEEPACP_HOME": str(tmp_path), "TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "connected to deepacp" in out
     assert "plan:" in out and "[x] Fix the bug" in out
-    assert "permission asked for `Edit stats.py`: auto-approved" in out
-    assert "+    return (ordered[middle - 1] + ordered[middle]) / 2" in out
+    fixed = "+    return (ordered[middle - 1] + ordered[middle]) / 2"
+    asked = out.index("permission asked for `Edit stats.py`: auto-approved")
+    assert out.count(fixed) == 1 and out.index(fixed) < asked  # the diff, then the question
     assert "all three tests pass" in out and "(turn ended: end_turn)" in out
-    assert "replayed the whole history:" in out and "tool_call_update" in out
+    assert "The fresh server redrew the whole conversation from disk (your message" in out
+    assert "agent_message_chunk" not in out and "tool_call_update" not in out
+    kept = Path(out.split("The fixed project is kept in ")[1].split(":")[0])
+    assert kept.parent.parent == tmp_path  # the folder it names, still there
+    assert fixed[1:] in (kept / "stats.py").read_text()
 
 
 def write_script(tmp_path: Path, turns: list) -> str:
@@ -193,5 +198,5 @@ def test_run_exits_non_zero_when_the_goal_is_not_met(tmp_path: Path) -> None:
     model = write_script(tmp_path, turns)
     env = {"DEEPACP_HOME": str(home)}
     result = run("run", "--model", model, "--goal", "it says more", "hi", cwd=tmp_path, env=env)
-    assert result.returncode == 1, result.stdout
+    assert result.returncode == 5, result.stdout  # deepacp.run.exits.GOAL_NOT_MET
     assert "[goal not met; session" in result.stdout

@@ -9,6 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from deepacp.run import exits
 from tests.providers.anthropic_server import AnthropicServer
 from tests.providers.canned import CannedServer, SilentServer, closed_port
 from tests.providers.openai_server import OpenAIServer
@@ -19,7 +20,8 @@ KEY = "sk-echoed-canary-fedcba9876543210"
 
 
 def run(tmp_path: Path, model: str, env: dict[str, str], config: str = "") -> tuple[str, str]:
-    """(stdout, stderr) of `deepacp run --model MODEL hello`, which must fail with 2."""
+    """(stdout, stderr) of `deepacp run --model MODEL hello`, which must fail as a provider
+    error does (exit code 3)."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(config)
@@ -32,7 +34,7 @@ def run(tmp_path: Path, model: str, env: dict[str, str], config: str = "") -> tu
         text=True,
         timeout=120,
     )
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == exits.PROVIDER, result.stderr
     return result.stdout, result.stderr
 
 

@@ -225,7 +225,7 @@ def test_a_headless_run_prints_a_provider_error_without_the_key_it_echoes(tmp_pa
     assert result.stderr.startswith("deepacp: the API key for anthropic was refused: ")
     log = home / "logs" / "deepacp.log"
     assert result.stderr.endswith(f"deepacp: the details are in {log}\n"), result.stderr
-    assert result.returncode == 2
+    assert result.returncode == 3  # a provider's error (deepacp.run.exits.PROVIDER)
     written = log.read_text()
     assert "Traceback" in written and "invalid x-api-key [redacted]" in written
     assert not leaks(written)

@@ -191,6 +191,6 @@ def test_deepacp_run_edits_the_remote_checkout(
         timeout=120,
     )
     cause, where = bad.stderr.splitlines()  # one line for the cause, one for the log
-    assert bad.returncode == 2
+    assert bad.returncode == 3  # deepacp.run.exits.PROVIDER: a machine not reached
     assert cause.startswith("deepacp: cannot reach ssh://127.0.0.1:1/srv")
     assert where.startswith("deepacp: the details are in ")

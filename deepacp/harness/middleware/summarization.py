@@ -36,7 +36,7 @@ from langgraph.types import Command
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import state_scope
-from deepacp.errors import DeepacpError
+from deepacp.errors import ProviderError
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
 from deepacp.harness.overflow import context_overflow, overflow_line
@@ -65,7 +65,7 @@ class SummarizationState(AgentState):
     _summarization: NotRequired[Annotated[SummaryEvent | None, PrivateStateAttr]]
 
 
-class ContextTooLargeError(DeepacpError):
+class ContextTooLargeError(ProviderError):
     """Even after summarizing, the request does not fit the model's context window."""
 
 

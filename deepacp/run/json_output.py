@@ -1,0 +1,104 @@
+"""`deepacp run`'s output for scripts: one JSON object at the end (`--output-format json`)
+or one JSON event a line as it happens (`stream-json`); nothing else on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from deepacp.events import (
+    Event,
+    FileDiff,
+    MessageChunk,
+    Notice,
+    PermissionKind,
+    PermissionRequest,
+    PlanUpdated,
+    Question,
+    ThoughtChunk,
+    ToolFinished,
+    ToolOutput,
+    ToolRunning,
+    ToolStarted,
+    UsageUpdated,
+)
+from deepacp.run.output import RunResult, shown_path
+from deepacp.run.text_output import question_text
+
+
+def _line(value: dict[str, Any]) -> None:
+    print(json.dumps(value, ensure_ascii=False), flush=True)
+
+
+class JsonOutput:
+    """One JSON object once the run ends; what is asked on the way goes to stderr."""
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self.asks_on: TextIO = sys.stderr
+
+    @property
+    def at_line_start(self) -> bool:
+        return True
+
+    def event(self, event: Event) -> None:
+        pass
+
+    def asking(self, request: PermissionRequest | Question) -> None:
+        print(question_text(request, self.cwd), file=sys.stderr, flush=True)
+
+    def decided(self, request: PermissionRequest, outcome: PermissionKind, why: str) -> None:
+        if why:
+            print(f"deepacp: {why}: {request.title}", file=sys.stderr, flush=True)
+
+    def finish(self, result: RunResult) -> None:
+        _line(result.as_json())
+
+
+class StreamJsonOutput(JsonOutput):
+    """One JSON event a line as the turn happens, the result line last."""
+
+    def _diff(self, diff: FileDiff | None) -> dict[str, Any]:
+        if diff is None:
+            return {}
+        path = shown_path(diff.path, self.cwd)
+        return {"diff": {"path": path, "old_text": diff.old_text, "new_text": diff.new_text}}
+
+    def event(self, event: Event) -> None:
+        if isinstance(event, MessageChunk):
+            _line({"type": "text", "text": event.text})
+        elif isinstance(event, ThoughtChunk):
+            _line({"type": "thinking", "text": event.text})
+        elif isinstance(event, ToolStarted):
+            call = {"id": event.tool_call_id, "name": event.name, "kind": event.kind}
+            shown = {"title": event.title, "args": event.args, **self._diff(event.diff)}
+            _line({"type": "tool_call", **call, "status": "pending", **shown})
+        elif isinstance(event, ToolRunning):
+            _line({"type": "tool_call", "id": event.tool_call_id, "status": "running"})
+        elif isinstance(event, ToolOutput):
+            _line({"type": "tool_output", "id": event.tool_call_id, "text": event.text})
+        elif isinstance(event, ToolFinished):
+            done = {"status": event.status, "output": event.text, **self._diff(event.diff)}
+            _line({"type": "tool_call", "id": event.tool_call_id, **done})
+        elif isinstance(event, PlanUpdated):
+            entries = [{"content": e.content, "status": e.status} for e in event.entries]
+            _line({"type": "plan", "entries": entries})
+        elif isinstance(event, Notice):
+            _line({"type": "notice", "text": event.text})
+        elif isinstance(event, UsageUpdated):
+            _line({"type": "context", "used": event.used, "size": event.size})
+
+    def asking(self, request: PermissionRequest | Question) -> None:
+        if isinstance(request, Question):
+            ask = {"type": "question", "id": request.tool_call_id, "question": request.question}
+            _line({**ask, "choices": list(request.choices)})
+        else:
+            asked = {"type": "permission", "id": request.tool_call_id, "title": request.title}
+            _line({**asked, "kind": request.kind, "status": "asked", **self._diff(request.diff)})
+        super().asking(request)
+
+    def decided(self, request: PermissionRequest, outcome: PermissionKind, why: str) -> None:
+        asked = {"type": "permission", "id": request.tool_call_id, "title": request.title}
+        _line({**asked, "status": outcome, "reason": why or None})
+        super().decided(request, outcome, why)
