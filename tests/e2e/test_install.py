@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from deepacp._version import __version__
+from tests.providers.anthropic_server import AnthropicServer
+from tests.providers.wire import Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -76,9 +78,10 @@ def initialize(command: list[str], home: Path, **env: str) -> dict:
 @pytest.mark.slow(reason="a fresh venv and a pip install of the checkout, from the package index")
 @pytest.mark.network
 @pytest.mark.timeout(1500)
-def test_the_readme_install_line_works_from_a_clone(tmp_path: Path) -> None:
+def test_the_readme_user_path_works_from_a_clone(tmp_path: Path) -> None:
     """The README's `pipx install` line, as pip in a fresh venv runs it (what pipx does):
-    the checkout itself, not editable, with the README's extra and no other."""
+    the checkout itself, not editable, with the README's extra and no other; then its
+    `deepacp setup` and `deepacp run` (`follow_the_readme`)."""
     source = checkout(tmp_path)
     spec = readme_install_spec()
     assert spec.startswith(".[") and "mcp" not in spec  # the checkout, no MCP extra
@@ -100,6 +103,42 @@ def test_the_readme_install_line_works_from_a_clone(tmp_path: Path) -> None:
     result = initialize([deepacp, "--stdio"], tmp_path / "home")
     assert result["agentInfo"]["version"] == __version__
     assert result["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": True}
+    follow_the_readme(venv / "bin", tmp_path / "user")
+
+
+def follow_the_readme(bin_dir: Path, home: Path) -> None:
+    """What the README's user path does next, with that install alone on PATH: `deepacp
+    setup` (Anthropic, against a local server that answers as the API does), then `deepacp
+    run --output-format json` in a project, on the model setup chose."""
+    home.mkdir()
+    project = home / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("hello\n")
+    user = {
+        "HOME": str(home),
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+    key = "sk-ant-readme-0123456789abcdef"
+    with AnthropicServer([Reply(text="The notes say hello.")]) as server:
+        server.keys = {key}
+        env = {**user, "ANTHROPIC_BASE_URL": server.base_url}
+        setup = run(["deepacp", "setup"], input=f"anthropic\n{key}\n", env=env, timeout=120)
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        assert "The key works" in setup.stdout and key not in setup.stdout + setup.stderr
+        answered = run(
+            ["deepacp", "run", "--output-format", "json", "what do the notes say?"],
+            env=env,
+            cwd=project,
+            timeout=300,
+        )
+    assert answered.returncode == 0, answered.stdout + answered.stderr
+    result = json.loads(answered.stdout)  # stdout holds the one object, nothing else
+    assert result["answer"] == "The notes say hello." and result["stop_reason"] == "end_turn"
+    assert result["error"] is None and len(result["session_id"]) == 32
+    [asked] = server.model_requests("/v1/messages")
+    presented = asked.headers.get("x-api-key") or asked.headers["authorization"].split()[-1]
+    assert presented == key and asked.body["model"] == "claude-sonnet-4-5"
 
 
 @pytest.mark.slow(reason="builds the sdist and the wheel and installs the wheel")

@@ -32,7 +32,9 @@ def check_headers(headers: dict[str, str], keys: Collection[str] | None = None) 
         raise InvalidRequest(
             "x-api-key header is required", status=401, kind="authentication_error"
         )
-    if keys is not None and headers.get("x-api-key") not in keys:
+    bearer = headers.get("authorization", "").removeprefix("Bearer ")
+    if keys is not None and (headers.get("x-api-key") or bearer) not in keys:
+        # The SDK sends its api_key as `Authorization: Bearer` since its 2.x releases.
         raise InvalidRequest("invalid x-api-key", status=401, kind="authentication_error")
     if not headers.get("anthropic-version"):
         raise InvalidRequest("anthropic-version: header is required")
