@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ModelRetrySignal,
         NoticeSignal,
         QuestionInterrupt,
+        SubagentStepSignal,
         parse_interrupt,
         signal_from_json,
     )
@@ -88,6 +89,7 @@ _EXPORTS = {
         "ModelRetrySignal",
         "NoticeSignal",
         "QuestionInterrupt",
+        "SubagentStepSignal",
         "parse_interrupt",
         "signal_from_json",
     ),
@@ -161,6 +163,7 @@ __all__ = [
     "Skill",
     "SkillIndex",
     "SubAgent",
+    "SubagentStepSignal",
     "SummarizationMiddleware",
     "TaskRecord",
     "TaskStatus",

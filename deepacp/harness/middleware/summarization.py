@@ -6,12 +6,15 @@ arguments of old write_file/edit_file calls in the view; if that is not enough i
 the oldest span to `/conversation_history/<thread>.md`, asks the model for a summary, and
 records an event {cutoff, summary, file_path} in private state. Every later call sees
 `[summary] + messages[cutoff:]`. A provider context-overflow error (`context_overflow`)
-triggers one retry with a strictly smaller view.
+triggers one retry with a strictly smaller view. Each summary is reported as it starts
+and as it ends (a `deepacp.events.Compaction`: on the run's `custom` stream, or to the
+caller of `compact`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
@@ -31,12 +34,14 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command
 
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import state_scope
 from deepacp.errors import DeepacpError
+from deepacp.events import Compaction
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
 from deepacp.harness.overflow import context_overflow, overflow_line
@@ -180,6 +185,29 @@ def transcript(messages: Sequence[AnyMessage], chars: int = TRANSCRIPT_MESSAGE_C
     return "\n\n".join(lines)
 
 
+Report = Callable[[Compaction], Awaitable[None]]
+"""Where a summary's start and end are told."""
+
+
+async def _unreported(compaction: Compaction) -> None:
+    return None
+
+
+def _stream_report() -> Report:
+    """Report to the run's `custom` stream (nowhere outside a run)."""
+    try:
+        from langgraph.config import get_stream_writer
+
+        writer = get_stream_writer()
+    except (RuntimeError, KeyError):
+        return _unreported
+
+    async def report(compaction: Compaction) -> None:
+        writer(compaction)
+
+    return report
+
+
 def _thread_id() -> str:
     try:
         from langgraph.config import get_config
@@ -225,13 +253,35 @@ class SummarizationMiddleware(AgentMiddleware):
         *,
         keep_tokens: int,
         thread_id: str,
+        report: Report = _unreported,
     ) -> SummaryEvent | None:
-        """A new event that summarizes more of the thread, or None if nothing more can go."""
+        """A new event that summarizes more of the thread, or None if nothing more can go
+        (`report`: told when the summary starts and how it ends)."""
         floor = event["cutoff"] if event else 0
         cutoff = safe_cutoff(messages, keep_tokens, floor)
         if cutoff is None:
             return None
-        span = messages[floor:cutoff]
+        compaction_id = f"compaction-{uuid.uuid4().hex[:12]}"
+        await report(Compaction(compaction_id, "in_progress"))
+        try:
+            summary, path = await self._summary(model, messages[floor:cutoff], event, thread_id)
+        except asyncio.CancelledError:
+            await report(Compaction(compaction_id, "cancelled"))
+            raise
+        except Exception as exc:
+            await report(Compaction(compaction_id, "failed", error=str(exc) or type(exc).__name__))
+            raise
+        await report(Compaction(compaction_id, "completed", summary=summary))
+        return SummaryEvent(cutoff=cutoff, summary=summary, file_path=path)
+
+    async def _summary(
+        self,
+        model: Any,
+        span: Sequence[AnyMessage],
+        event: SummaryEvent | None,
+        thread_id: str,
+    ) -> tuple[str, str]:
+        """The span's summary, and the history file it was written to."""
         path = f"{HISTORY_DIR}{thread_id}.md"
         try:
             try:
@@ -246,9 +296,10 @@ class SummarizationMiddleware(AgentMiddleware):
             SystemMessage(SUMMARY_PROMPT),
             HumanMessage(f"{previous}Conversation to summarize:\n\n{transcript(span)}"),
         ]
-        response = await model.ainvoke(request)
+        # Tagged so a run's `messages` stream leaves it out: it is not the agent's answer.
+        response = await model.ainvoke(request, config={"tags": [TAG_NOSTREAM]})
         summary = text_of(response.content).strip() or "(no summary)"
-        return SummaryEvent(cutoff=cutoff, summary=summary, file_path=path)
+        return summary, path
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -274,7 +325,12 @@ class SummarizationMiddleware(AgentMiddleware):
             if current >= trigger:
                 await self._compacting("auto")
                 new_event = await self.summarize(
-                    request.model, messages, event, keep_tokens=keep, thread_id=_thread_id()
+                    request.model,
+                    messages,
+                    event,
+                    keep_tokens=keep,
+                    thread_id=_thread_id(),
+                    report=_stream_report(),
                 )
                 if new_event:
                     view = render(messages, new_event)
@@ -290,6 +346,7 @@ class SummarizationMiddleware(AgentMiddleware):
                     new_event or event,
                     keep_tokens=min(keep, current // 4),
                     thread_id=_thread_id(),
+                    report=_stream_report(),
                 )
                 if retry is None:  # nothing to summarize: the prompt alone does not fit
                     raise ContextTooLargeError(overflow_line(exc, current)) from exc
@@ -309,7 +366,9 @@ class SummarizationMiddleware(AgentMiddleware):
             update["files"] = scope.updates
         return ExtendedModelResponse(response, Command(update=update)) if update else response
 
-    async def compact(self, graph: Any, config: dict, model: Any) -> bool:
+    async def compact(
+        self, graph: Any, config: dict, model: Any, report: Report = _unreported
+    ) -> bool:
         """Summarize a thread now (the /compact command); False if there was nothing to do."""
         state = await graph.aget_state(config)
         values = state.values
@@ -319,7 +378,12 @@ class SummarizationMiddleware(AgentMiddleware):
         await self._compacting("manual")
         with state_scope(values.get("files")) as scope:
             event = await self.summarize(
-                model, messages, values.get("_summarization"), keep_tokens=keep, thread_id=thread_id
+                model,
+                messages,
+                values.get("_summarization"),
+                keep_tokens=keep,
+                thread_id=thread_id,
+                report=report,
             )
         if event is None:
             return False

@@ -183,7 +183,7 @@ def test_a_goal_check_has_a_card_a_plan_entry_and_a_verdict(tmp_path: Path) -> N
     finished, plan, notice = live.feed((), "custom", verdict)
     assert finished == ToolFinished("goal-1", "completed", "Goal not met after 2 rounds")
     assert plan.entries[-1] == PlanEntry("Goal: tests pass (not met)", "pending", "high")
-    assert notice == Notice("Goal not met after 2 rounds")
+    assert notice == Notice("Goal not met after 2 rounds", title="Goal check")
 
 
 def test_replay_shows_grader_feedback_as_a_verdict_not_as_the_user(tmp_path: Path) -> None:
@@ -237,5 +237,5 @@ def test_background_cards_say_what_they_do(tmp_path: Path) -> None:
 def test_what_a_command_left_is_told_even_from_a_sub_agent(tmp_path: Path) -> None:
     live = LiveProjection(FilesystemBackend(tmp_path), None)
     signal = NoticeSignal("A command ran without asking and left .vscode")
-    assert live.feed((), "custom", signal) == [Notice(signal.notice)]
-    assert live.feed(("task:1",), "custom", signal) == [Notice(signal.notice)]
+    assert live.feed((), "custom", signal) == [Notice(signal.notice, "warning")]
+    assert live.feed(("task:1",), "custom", signal) == [Notice(signal.notice, "warning")]
