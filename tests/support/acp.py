@@ -2,7 +2,7 @@
 SDK's client side, as an editor does.
 
 Every message the server writes is recorded and, when the test ends, validated against
-the SDK's schema types.
+the SDK's schema types and the ACP 1.25 JSON schema (`acp_schema.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp import schema as S
 from acp.connection import StreamDirection, StreamEvent
 
+from tests.support import acp_schema
 from tests.support.inprocess import serve_in_process
 
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
@@ -189,11 +191,14 @@ class EditorRecordingClient(RecordingClient):
 
 
 class Wire:
-    """Raw messages the server wrote, checked against the schema at the end."""
+    """Raw messages the server wrote, checked against the schemas at the end (`unstable`:
+    every message against the unstable 1.25 schema, for a client that declared an
+    unstable capability)."""
 
     def __init__(self) -> None:
         self.incoming: list[dict] = []
         self.outgoing_methods: dict[Any, str] = {}
+        self.unstable = False
 
     def observe(self, event: StreamEvent) -> None:
         if event.direction == StreamDirection.OUTGOING:
@@ -217,6 +222,15 @@ class Wire:
                 model = RESPONSE_TYPES.get(method or "")
                 if model is not None:
                     model.model_validate(message["result"])
+        self.validate_1_25()
+
+    def validate_1_25(self) -> None:
+        if isinstance(reason := acp_schema.schemas(), str):
+            warnings.warn(f"not checked against ACP 1.25: {reason}", stacklevel=2)
+            return
+        for message in self.incoming:
+            method = message.get("method") or self.outgoing_methods.get(message.get("id"))
+            acp_schema.check(message, sender="agent", method=method, unstable=self.unstable)
 
 
 @dataclass
