@@ -9,8 +9,9 @@ updates (`newer_schema.py`) to a client that declared them, today's updates othe
   content lists the sub-agent's calls, each with its title and status, updated in place
   (the finished card shows the report, as a `session/load` redraws it).
 
-None of these are history: a `session/load` redraws the conversation and the finished
-cards, not the notices, compactions or child sessions that were live.
+Compactions and child sessions are not history: a `session/load` redraws the conversation
+and the finished cards (the `task` card with its report), and of the notices only those a
+replay finds (the session's opening ones, a goal's verdicts), as they were sent live.
 """
 
 from __future__ import annotations

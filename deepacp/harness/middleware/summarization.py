@@ -46,6 +46,7 @@ from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
 from deepacp.harness.overflow import context_overflow, overflow_line
 from deepacp.harness.state import state_files
+from deepacp.secrets import redact
 
 TRIGGER_FRACTION = 0.85
 KEEP_FRACTION = 0.10
@@ -269,7 +270,8 @@ class SummarizationMiddleware(AgentMiddleware):
             await report(Compaction(compaction_id, "cancelled"))
             raise
         except Exception as exc:
-            await report(Compaction(compaction_id, "failed", error=str(exc) or type(exc).__name__))
+            why = redact(str(exc) or type(exc).__name__)
+            await report(Compaction(compaction_id, "failed", error=why))
             raise
         await report(Compaction(compaction_id, "completed", summary=summary))
         return SummaryEvent(cutoff=cutoff, summary=summary, file_path=path)
@@ -298,7 +300,8 @@ class SummarizationMiddleware(AgentMiddleware):
         ]
         # Tagged so a run's `messages` stream leaves it out: it is not the agent's answer.
         response = await model.ainvoke(request, config={"tags": [TAG_NOSTREAM]})
-        summary = text_of(response.content).strip() or "(no summary)"
+        # Redacted here: this call is not the agent's, so nothing else redacts what it says.
+        summary = redact(text_of(response.content).strip()) or "(no summary)"
         return summary, path
 
     async def awrap_model_call(

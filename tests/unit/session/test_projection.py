@@ -34,6 +34,28 @@ def test_titles_kinds_and_locations(tmp_path: Path) -> None:
     assert describe_call("read_file", {"file_path": "../etc"}, backend)[2] == []
 
 
+def test_an_ls_of_the_root_is_titled_as_the_root(tmp_path: Path) -> None:
+    backend = FilesystemBackend(tmp_path)
+    for args in ({}, {"path": None}, {"path": ""}):
+        assert describe_call("ls", args, backend)[1] == "List ."
+
+
+def test_a_sub_agents_calls_are_titled_as_cards_are_and_keep_their_title(tmp_path: Path) -> None:
+    from deepacp.events import SubagentStep
+    from deepacp.harness.contracts import SubagentStepSignal
+
+    live = LiveProjection(FilesystemBackend(tmp_path), None)
+    started = SubagentStepSignal("t1", "c1", "read_file", {"file_path": "a.py"}, "in_progress")
+    ended = SubagentStepSignal("t1", "c1", "read_file", {}, "completed")
+    assert live.feed((), "custom", started) == [
+        SubagentStep("t1", "c1", "Read a.py", "read", "in_progress")
+    ]
+    assert live.feed((), "custom", ended) == [
+        SubagentStep("t1", "c1", "Read a.py", "read", "completed")
+    ]
+    assert live.feed(("task:1",), "custom", started) == []  # a grandchild's stays inside
+
+
 def test_replay_and_live_share_one_projection(tmp_path: Path) -> None:
     backend = FilesystemBackend(tmp_path)
     call = {"id": "c1", "name": "write_file", "args": {"file_path": "a.txt", "content": "x"}}
