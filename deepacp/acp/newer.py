@@ -102,9 +102,15 @@ class NewerUpdates:
             self._cards[event.tool_call_id] = event
         elif isinstance(event, ToolFinished):
             self._cards.pop(event.tool_call_id, None)
-            if self._steps.pop(event.tool_call_id, None) and self.declared.subagents:
+            steps = self._steps.pop(event.tool_call_id, {})
+            if steps and self.declared.subagents:
+                child = self.child_id(event.tool_call_id)
+                unfinished = [s for s in steps.values() if s.status == "in_progress"]
                 idle = {"state": "idle", "stopReason": CHILD_STOPS[event.status]}
-                return [(None, self._child(event.tool_call_id, idle))]
+                return [  # a call the sub-agent never finished (a cancel) did not complete
+                    *((child, update_tool_call(s.step_id, status="failed")) for s in unfinished),
+                    (None, self._child(event.tool_call_id, idle)),
+                ]
         return []
 
     def child_id(self, card_id: str) -> str:

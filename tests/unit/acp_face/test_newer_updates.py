@@ -94,3 +94,13 @@ def test_a_failed_sub_agent_step_and_card(tmp_path: Path) -> None:
     [(_, idle)] = children.follow(ToolFinished("t1", "failed", "the sub-agent failed"))
     sent = check("s1", idle, unstable=True)
     assert sent["state"] == {"state": "idle", "stopReason": "error"}
+
+
+def test_a_sub_agent_stopped_mid_call_leaves_no_call_running() -> None:
+    acp_schema.require()
+    children = NewerUpdates("s1", ALL)
+    children.own(SubagentStep("t1", "c1", "npm test", "execute", "in_progress"))
+    [(child, closed), (parent, idle)] = children.follow(ToolFinished("t1", "failed", "Cancelled"))
+    assert (child, parent) == ("s1/subagent/t1", None)
+    assert check(child, closed)["status"] == "failed"
+    assert check("s1", idle, unstable=True)["sessionUpdate"] == "subagent_update"
