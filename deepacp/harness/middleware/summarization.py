@@ -14,7 +14,6 @@ caller of `compact`).
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
@@ -41,7 +40,7 @@ from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import state_scope
 from deepacp.errors import DeepacpError
-from deepacp.events import Compaction
+from deepacp.harness.compaction import Report, reported, stream_report, unreported
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
 from deepacp.harness.overflow import context_overflow, overflow_line
@@ -186,29 +185,6 @@ def transcript(messages: Sequence[AnyMessage], chars: int = TRANSCRIPT_MESSAGE_C
     return "\n\n".join(lines)
 
 
-Report = Callable[[Compaction], Awaitable[None]]
-"""Where a summary's start and end are told."""
-
-
-async def _unreported(compaction: Compaction) -> None:
-    return None
-
-
-def _stream_report() -> Report:
-    """Report to the run's `custom` stream (nowhere outside a run)."""
-    try:
-        from langgraph.config import get_stream_writer
-
-        writer = get_stream_writer()
-    except (RuntimeError, KeyError):
-        return _unreported
-
-    async def report(compaction: Compaction) -> None:
-        writer(compaction)
-
-    return report
-
-
 def _thread_id() -> str:
     try:
         from langgraph.config import get_config
@@ -254,36 +230,22 @@ class SummarizationMiddleware(AgentMiddleware):
         *,
         keep_tokens: int,
         thread_id: str,
-        report: Report = _unreported,
+        report: Report | None = None,
     ) -> SummaryEvent | None:
         """A new event that summarizes more of the thread, or None if nothing more can go
-        (`report`: told when the summary starts and how it ends)."""
+        (`report`: told when the summary starts and how it ends; by default the run's
+        stream)."""
         floor = event["cutoff"] if event else 0
         cutoff = safe_cutoff(messages, keep_tokens, floor)
         if cutoff is None:
             return None
-        compaction_id = f"compaction-{uuid.uuid4().hex[:12]}"
-        await report(Compaction(compaction_id, "in_progress"))
-        try:
-            summary, path = await self._summary(model, messages[floor:cutoff], event, thread_id)
-        except asyncio.CancelledError:
-            await report(Compaction(compaction_id, "cancelled"))
-            raise
-        except Exception as exc:
-            why = redact(str(exc) or type(exc).__name__)
-            await report(Compaction(compaction_id, "failed", error=why))
-            raise
-        await report(Compaction(compaction_id, "completed", summary=summary))
+        path = await self._history(messages[floor:cutoff], thread_id)
+        making = self._summary(model, messages[floor:cutoff], event)
+        summary = await reported(report or stream_report(), making)
         return SummaryEvent(cutoff=cutoff, summary=summary, file_path=path)
 
-    async def _summary(
-        self,
-        model: Any,
-        span: Sequence[AnyMessage],
-        event: SummaryEvent | None,
-        thread_id: str,
-    ) -> tuple[str, str]:
-        """The span's summary, and the history file it was written to."""
+    async def _history(self, span: Sequence[AnyMessage], thread_id: str) -> str:
+        """Append `span` to the thread's history file; its path, or why there is none."""
         path = f"{HISTORY_DIR}{thread_id}.md"
         try:
             try:
@@ -292,17 +254,21 @@ class SummarizationMiddleware(AgentMiddleware):
                 history = f"# Conversation history of thread {thread_id}\n"
             await self.backend.write_text(path, f"{history}\n{transcript(span)}\n")
         except BackendError:
-            path = "(the history file could not be written)"
+            return "(the history file could not be written)"
+        return path
+
+    async def _summary(
+        self, model: Any, span: Sequence[AnyMessage], event: SummaryEvent | None
+    ) -> str:
         previous = f"Summary so far:\n{event['summary']}\n\n" if event else ""
         request = [
             SystemMessage(SUMMARY_PROMPT),
             HumanMessage(f"{previous}Conversation to summarize:\n\n{transcript(span)}"),
         ]
-        # Tagged so a run's `messages` stream leaves it out: it is not the agent's answer.
+        # Tagged so a run's `messages` stream leaves it out: it is not the agent's answer;
+        # redacted here, as nothing else redacts what this call says.
         response = await model.ainvoke(request, config={"tags": [TAG_NOSTREAM]})
-        # Redacted here: this call is not the agent's, so nothing else redacts what it says.
-        summary = redact(text_of(response.content).strip()) or "(no summary)"
-        return summary, path
+        return redact(text_of(response.content).strip()) or "(no summary)"
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -328,12 +294,7 @@ class SummarizationMiddleware(AgentMiddleware):
             if current >= trigger:
                 await self._compacting("auto")
                 new_event = await self.summarize(
-                    request.model,
-                    messages,
-                    event,
-                    keep_tokens=keep,
-                    thread_id=_thread_id(),
-                    report=_stream_report(),
+                    request.model, messages, event, keep_tokens=keep, thread_id=_thread_id()
                 )
                 if new_event:
                     view = render(messages, new_event)
@@ -349,7 +310,6 @@ class SummarizationMiddleware(AgentMiddleware):
                     new_event or event,
                     keep_tokens=min(keep, current // 4),
                     thread_id=_thread_id(),
-                    report=_stream_report(),
                 )
                 if retry is None:  # nothing to summarize: the prompt alone does not fit
                     raise ContextTooLargeError(overflow_line(exc, current)) from exc
@@ -370,7 +330,7 @@ class SummarizationMiddleware(AgentMiddleware):
         return ExtendedModelResponse(response, Command(update=update)) if update else response
 
     async def compact(
-        self, graph: Any, config: dict, model: Any, report: Report = _unreported
+        self, graph: Any, config: dict, model: Any, report: Report = unreported
     ) -> bool:
         """Summarize a thread now (the /compact command); False if there was nothing to do."""
         state = await graph.aget_state(config)
