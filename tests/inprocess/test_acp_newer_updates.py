@@ -5,13 +5,18 @@ does not, the updates it knows and nothing else. Every message is checked agains
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from acp import schema as S
 
+from deepacp.session.core import QUEUED
+from tests.providers.wire import Failure, Reply
 from tests.support.acp import NEWER_UPDATES
+from tests.support.providers import provider_agent
+from tests.support.waits import wait_for
 
 NEWER = {"session": {"notices": {}, "compaction": {}}, "subagents": {}}
 NONE_OF_THEM: dict = {}
@@ -198,3 +203,33 @@ async def test_a_failed_mcp_server_is_an_error_notice(agent_factory) -> None:
         assert notice["severity"] == "error" and notice["title"] == "MCP server 'ghost' failed"
         assert "/no/such/mcp-server" in notice["description"]
         assert agent.client.text(session) == "still fine"
+
+
+async def test_a_provider_retry_is_a_warning_notice(tmp_path: Path, anthropic_server) -> None:
+    anthropic_server.add(Failure(529), Reply(text="Back."))
+    async with provider_agent(tmp_path, "anthropic", anthropic_server, capabilities=NEWER) as agent:
+        session = await agent.new_session()
+        assert (await agent.prompt(session, "hello")).stop_reason == "end_turn"
+        [(_, notice)] = agent.wire.updates("notice")
+        assert notice["severity"] == "warning" and notice["title"] == "Retrying the model provider"
+        assert notice["description"].startswith("provider overloaded, retrying in ")
+        assert agent.client.text(session) == "Back."
+
+
+async def test_a_queued_prompt_is_acknowledged_by_a_notice(agent_factory) -> None:
+    slow = {"content": "word " * 200, "delay_ms": 20}
+    async with agent_factory([slow, {"content": "second"}], capabilities=NEWER) as agent:
+        session = await agent.new_session()
+        first = asyncio.create_task(agent.prompt(session, "first"))
+        await wait_for(lambda: "word" in agent.client.text(session), 30.0)
+        second = asyncio.create_task(agent.prompt(session, "second"))
+        await wait_for(lambda: agent.wire.updates("notice"))  # acknowledged at once
+        [(_, notice)] = agent.wire.updates("notice")
+        assert notice == {
+            "sessionUpdate": "notice",
+            "severity": "info",
+            "title": "Your next message is queued",
+            "description": QUEUED,
+        }
+        await asyncio.gather(first, second)
+        assert QUEUED not in agent.client.text(session)
