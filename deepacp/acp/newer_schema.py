@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from acp import schema as S
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 from deepacp.events import CompactionStatus, NoticeSeverity
@@ -85,16 +85,27 @@ class Declared:
 class DeclaredCapabilities(S.ClientCapabilities):
     """The SDK's client capabilities, with what it does not parse kept beside them."""
 
-    declared: Declared = Field(default_factory=Declared, exclude=True)
+    _declared: Declared = PrivateAttr(default_factory=Declared)
+    """Never read from the client's fields, nor written back."""
+
+    @property
+    def declared(self) -> Declared:
+        # Read where pydantic keeps it: the SDK's models answer unknown attributes
+        # themselves (camelCase aliases), before pydantic would find a private one.
+        declared: Declared = (self.__pydantic_private__ or {})["_declared"]
+        return declared
 
 
 def declared_capabilities(raw: Any) -> S.ClientCapabilities:
     """`initialize`'s raw `clientCapabilities` as the SDK reads them, and what it drops."""
     parsed = DeclaredCapabilities.model_validate(raw or {})
-    return parsed.model_copy(update={"declared": Declared.of(raw)})
+    parsed._declared = Declared.of(raw)
+    return parsed
 
 
 def declared_of(capabilities: S.ClientCapabilities) -> Declared:
     """What `capabilities` declared of the newer updates (nothing, when they came parsed
     by the SDK)."""
-    return capabilities.declared if isinstance(capabilities, DeclaredCapabilities) else Declared()
+    if isinstance(capabilities, DeclaredCapabilities):
+        return capabilities.declared
+    return Declared()

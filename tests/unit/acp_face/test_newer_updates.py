@@ -37,6 +37,7 @@ def check(session_id: str, update: object, unstable: bool = False) -> dict:
         ({"session": {"notices": True}}, Declared()),  # an object declares it, nothing else
         ({"session": {"notices": {}}}, Declared(notices=True)),
         ({"session": {"notices": {}, "compaction": {}}, "subagents": {}}, ALL),
+        ({"declared": 5, "_declared": {"notices": True}}, Declared()),  # not ours to set
     ],
 )
 def test_what_a_client_declares(raw: object, declared: Declared) -> None:
