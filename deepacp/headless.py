@@ -24,6 +24,7 @@ from deepacp.events import (
     PermissionRequest,
     PlanUpdated,
     Question,
+    SubagentStep,
     ThoughtChunk,
     ToolFinished,
     ToolOutput,
@@ -68,6 +69,8 @@ class TerminalHandler:
         elif isinstance(event, ToolOutput):
             print(event.text, end="", flush=True)
             self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, SubagentStep) and event.status != "completed":
+            self._print(f"   -> {event.title}" + (" (failed)" if event.status == "failed" else ""))
         elif isinstance(event, ToolFinished):
             mark = "ok" if event.status == "completed" else "failed"
             self._print(f"   {mark}: {self.titles.get(event.tool_call_id, event.tool_call_id)}")
