@@ -6,6 +6,8 @@ one projection; each face translates them to its wire protocol in one place.
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -37,16 +39,38 @@ class FileDiff:
 @dataclass(frozen=True, slots=True)
 class UserMessage:
     text: str
+    message_id: str | None = None
+    """The message's id, the same live and replayed (its chunks share it; None: text in no
+    thread, shown in one piece, which the face gives a `new_message_id`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class MessageChunk:
     text: str
+    message_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ThoughtChunk:
     text: str
+    message_id: str | None = None
+
+
+def new_message_id() -> str:
+    """An id for a message shown once and kept in no thread (a command's answer)."""
+    return f"msg-{uuid.uuid4().hex}"
+
+
+def notice_id(text: str) -> str:
+    """A notice shown as the agent's text: its id follows from its words, so a notice
+    replayed (a grader's verdict) keeps the id it was shown with."""
+    return f"notice-{hashlib.sha256(text.encode()).hexdigest()[:24]}"
+
+
+def thought_id(message_id: str | None) -> str | None:
+    """The id of a message's reasoning: a message of its own, so a client never folds it
+    into the reply."""
+    return None if message_id is None else f"{message_id}-thought"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +186,8 @@ class SubagentStep:
 
     tool_call_id: str
     step_id: str
+    name: str
+    """The tool the sub-agent called."""
     title: str
     kind: ToolKind
     status: StepStatus

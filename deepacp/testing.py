@@ -26,6 +26,8 @@ text (the first such turn not yet taken); every other request takes the next tur
 `when`. That keeps a script deterministic when a background sub-agent calls the model
 while its parent does too: tag the child's turns with a phrase from its brief.
 `repeat` streams `content` that many times over (a model caught in a loop).
+`message_id` is the provider's id of the reply, on its first streamed chunk only (as
+Anthropic sends it; without it a reply has LangChain's run id).
 `finish_reason` ("stop", "length", "refusal") and `error` (raise a provider error with
 that message; `error_type` "api", "rate_limit" (both retried by the harness), "auth" or
 "context_overflow") are optional. With
@@ -91,6 +93,7 @@ class ScriptTurn(BaseModel):
     error_type: Literal["api", "rate_limit", "auth", "context_overflow"] = "api"
     when: str | None = None
     """Taken only by a request whose first human message contains this (see above)."""
+    message_id: str | None = None
 
 
 class Script(BaseModel):
@@ -273,11 +276,14 @@ class ScriptedChatModel(BaseChatModel):
             content=turn.content * turn.repeat,
             tool_calls=self._tool_calls(turn),
             additional_kwargs=extra,
+            id=turn.message_id,
             **meta,
         )
 
     def _chunks(self, turn: ScriptTurn, messages: list[BaseMessage]) -> Iterator[AIMessageChunk]:
         step = max(1, self.chunk_chars)
+        if turn.message_id is not None:
+            yield AIMessageChunk(content="", id=turn.message_id)
         for i in range(0, len(turn.reasoning or ""), step):
             piece = turn.reasoning[i : i + step]  # type: ignore[index]
             yield AIMessageChunk(content="", additional_kwargs={"reasoning_content": piece})

@@ -25,6 +25,7 @@ from deepacp.acp.extensions import ext_method
 from deepacp.acp.newer_schema import declared_capabilities
 from deepacp.acp.quickload import Loads, transcripts_of
 from deepacp.acp.rpc import bad_params
+from deepacp.acp.turn_result import prompt_response
 from deepacp.backends.editor_review import EditorReview
 from deepacp.config import ServerOptions, deepacp_home
 from deepacp.errors import DeepacpError, SessionBusy
@@ -301,10 +302,8 @@ class DeepacpAgent:
     async def prompt(self, session_id: str, prompt: PromptBlocks, **_: Any) -> S.PromptResponse:
         session = self._session(session_id)
         stop = await session.prompt(updates.prompt_content(prompt, session.record.cwd))
-        return S.PromptResponse(
-            stop_reason=stop,
-            field_meta=updates.turn_meta(session.last_turn_usage, session.last_message_id),
-        )
+        usage, message_id = session.last_turn_usage, session.last_message_id
+        return prompt_response(stop, usage, message_id, self.client_capabilities)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         if (session := self.manager.get(session_id)) is not None:

@@ -3,6 +3,7 @@ and the editor's files and terminals (`EditorClient`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -102,7 +103,7 @@ class AcpSessionHandler:
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, Notice) and self._mid_line:
             self._mid_line = False
-            event = Notice(f"\n{event.text}")
+            event = dataclasses.replace(event, text=f"\n{event.text}")
         if isinstance(event, ToolOutput):
             await self._output_update(event)
         elif isinstance(event, ToolTerminal):

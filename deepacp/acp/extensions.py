@@ -12,6 +12,7 @@ from acp.exceptions import RequestError
 from deepacp.acp import rewind, steering, updates
 from deepacp.acp.capabilities import EDIT_PROMPT_METHOD, REWIND_METHOD
 from deepacp.acp.rpc import bad_params
+from deepacp.acp.turn_result import turn_meta
 from deepacp.errors import DeepacpError
 from deepacp.events import Notice
 from deepacp.session import RestorePart, Session
@@ -64,7 +65,7 @@ async def _edit_prompt(request: rewind.EditPromptRequest, session_of: SessionOf)
     session = session_of(request.session_id)
     meta = await _rewound(session, request.message_id, False, request.on_conflict)
     stop = await session.prompt(updates.prompt_content(request.content, session.record.cwd))
-    turn = updates.turn_meta(session.last_turn_usage, session.last_message_id) or {}
+    turn = turn_meta(session.last_turn_usage, session.last_message_id) or {}
     return {
         "stopReason": stop,
         "messageId": session.last_message_id,

@@ -24,6 +24,7 @@ from deepacp.acp.newer_schema import (
     CompactionSummaryChunk,
     CompactionUpdate,
     Declared,
+    NamedToolCallStart,
     NoticeUpdate,
     SubagentUpdate,
 )
@@ -152,5 +153,5 @@ class NewerUpdates:
             out.append((child, update_tool_call(step.step_id, status=step.status)))
         else:
             call = start_tool_call(step.step_id, step.title, kind=step.kind, status=step.status)
-            out.append((child, call))
+            out.append((child, NamedToolCallStart(**dict(call), name=step.name)))
         return out

@@ -1,6 +1,7 @@
-"""Session updates of ACP schema 1.25 that the Python SDK (schema 1.21) cannot build —
-`notice`, `compaction_update`, `compaction_summary_chunk` — and the unstable
-`subagent_update`, written as the schema has them, and what a client declares it shows.
+"""ACP 1.25 fields and session updates the Python SDK (0.12.1, schema 1.21) has no model
+for — `ToolCall.name`, `notice`, `compaction_update`, `compaction_summary_chunk` — and the
+unstable `subagent_update`, written as the schema has them (checked against it by
+tests/support/acp_schema.py), and what a client declares it shows.
 
 Sent only to a client that declared them at `initialize` (`session.notices`,
 `session.compaction`, `subagents`): the SDK's own models drop those fields, so they are
@@ -17,6 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 from deepacp.events import CompactionStatus, NoticeSeverity
+
+
+class NamedToolCallStart(S.ToolCallStart):
+    """A `tool_call` with its tool's programmatic `name` (`ToolCall.name`, stable in 1.25)."""
+
+    name: str | None = None
 
 
 class _Update(BaseModel):

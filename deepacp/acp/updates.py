@@ -24,6 +24,7 @@ from acp.helpers import (
     update_user_message_text,
 )
 
+from deepacp.acp.newer_schema import NamedToolCallStart
 from deepacp.backends.sandbox import POLICIES, POLICY_DESCRIPTIONS, SandboxPolicy
 from deepacp.effort import EffortChoice
 from deepacp.events import (
@@ -44,8 +45,10 @@ from deepacp.events import (
     ToolStarted,
     UsageUpdated,
     UserMessage,
+    new_message_id,
+    notice_id,
 )
-from deepacp.session import MODES, TokenUsage, now
+from deepacp.session import MODES, now
 
 EFFORT_OPTION = "effort"
 
@@ -103,17 +106,28 @@ def tool_output_update(tool_call_id: str, text: str) -> S.ToolCallProgress:
     return update_tool_call(tool_call_id, content=[tool_content(text_block(text))])
 
 
+_CHUNKS: dict[type, Any] = {
+    MessageChunk: update_agent_message_text,
+    ThoughtChunk: update_agent_thought_text,
+    UserMessage: update_user_message_text,
+}
+
+
+def _chunk(event: MessageChunk | ThoughtChunk | UserMessage) -> Any:
+    """A message's chunk, under the message's id (the same live and replayed); text shown
+    once in one piece and kept in no thread (a command's answer) gets an id of its own."""
+    update = _CHUNKS[type(event)](event.text)
+    update.message_id = event.message_id or new_message_id()
+    return update
+
+
 def to_update(event: Event, terminal_id: str | None = None) -> Any:
     """The `session/update` payload for an event. A finished card that ran in an editor
     terminal (`terminal_id`) keeps showing it."""
-    if isinstance(event, MessageChunk):
-        return update_agent_message_text(event.text)
-    if isinstance(event, ThoughtChunk):
-        return update_agent_thought_text(event.text)
-    if isinstance(event, UserMessage):
-        return update_user_message_text(event.text)
+    if isinstance(event, MessageChunk | ThoughtChunk | UserMessage):
+        return _chunk(event)
     if isinstance(event, ToolStarted):
-        return start_tool_call(
+        start = start_tool_call(
             event.tool_call_id,
             event.title,
             kind=event.kind,
@@ -122,6 +136,7 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             content=_diff_content(event.diff) or None,
             locations=_locations(event),
         )
+        return NamedToolCallStart(**dict(start), name=event.name)
     if isinstance(event, ToolRunning):
         return update_tool_call(event.tool_call_id, status="in_progress")
     if isinstance(event, ToolOutput):
@@ -140,7 +155,7 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             locations=_locations(event),
         )
     if isinstance(event, Notice):
-        return update_agent_message_text(f"{event.text}\n")
+        return _chunk(MessageChunk(f"{event.text}\n", notice_id(event.text)))
     if isinstance(event, UsageUpdated):
         cost = None
         if event.cost is not None:
@@ -157,28 +172,6 @@ def to_update(event: Event, terminal_id: str | None = None) -> Any:
             plan_entry(e.content, status=e.status, priority=e.priority) for e in event.entries
         )
     raise TypeError(f"no ACP update for {type(event).__name__}")
-
-
-def turn_meta(usage: TokenUsage, message_id: str | None = None) -> dict[str, Any] | None:
-    """The prompt response's `_meta`: the turn's token usage in the unstable schema's
-    `Usage` shape (that field exists only there; the stable `usage_update` reports the
-    context in use), and the prompt's `messageId` (what `_session/rewind` and
-    `_session/edit_prompt` name). Input counts cached tokens too; the cache fields say
-    how many."""
-    meta: dict[str, Any] = {}
-    if usage.calls:
-        fields = S.Usage(
-            input_tokens=usage.input,
-            output_tokens=usage.output,
-            total_tokens=usage.total,
-            thought_tokens=usage.reasoning,
-            cached_read_tokens=usage.cache_read,
-            cached_write_tokens=usage.cache_write,
-        )
-        meta["usage"] = fields.model_dump(by_alias=True, exclude_none=True)
-    if message_id is not None:
-        meta["messageId"] = message_id
-    return {"deepacp": meta} if meta else None
 
 
 def permission_tool_call(request: PermissionRequest) -> S.ToolCallUpdate:

@@ -40,7 +40,9 @@ async def keep_cancelled(ctx: SessionContext, parts: Sequence[Part], content: Co
         graph = await ctx.graph()
         start, _ = await begin(ctx, parts, graph, content, [])
         try:
-            await graph.aupdate_state(ctx.config, user_message(content), as_node="model")
+            await graph.aupdate_state(
+                ctx.config, user_message(content, start.message_id), as_node="model"
+            )
         finally:
             ctx.update()
             await each_part(parts, lambda part: part.prompt_ended(start))

@@ -299,7 +299,7 @@ class Session:
         start, state = await begin(self.ctx, self.parts, graph, content, ran)
         self.last_message_id = start.message_id
         try:
-            return await turn.run(content, state)
+            return await turn.run(content, state, start.message_id)
         finally:
             self.last_turn_usage = self.last_turn_usage + turn.usage
             ctx.update()

@@ -110,6 +110,7 @@ async def test_a_client_that_declares_them_sees_a_notice_a_compaction_and_a_sub_
                     "title": "List .",
                     "kind": "read",
                     "status": "in_progress",
+                    "name": "ls",
                 },
             ),
             (

@@ -23,10 +23,10 @@ EDIT_ARGS = {"file_path": "a.py", "@": "tuple", "items": [1, [2, {"x": None}]], 
 """A tool call's arguments with keys and values an encoder could mistake for its own."""
 
 SAMPLE_EVENTS: list[Event] = [
-    UserMessage("fix it ✓"),
+    UserMessage("fix it ✓", "prompt-1"),
     Notice("Goal not met yet."),
-    ThoughtChunk("hmm"),
-    MessageChunk("On it."),
+    ThoughtChunk("hmm", "reply-1-thought"),
+    MessageChunk("On it.", "reply-1"),
     ToolStarted(
         "c1",
         "edit_file",

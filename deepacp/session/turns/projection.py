@@ -31,6 +31,7 @@ from deepacp.events import (
     ToolTerminal,
     UsageUpdated,
     UserMessage,
+    thought_id,
 )
 from deepacp.harness import (
     BACKGROUND_KEY,
@@ -50,6 +51,7 @@ from deepacp.harness import (
     text_of,
 )
 from deepacp.session.turns.cards import call_events, clipped, describe_call, tool_finished
+from deepacp.session.turns.message_ids import StreamIds
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 GOAL_NOTICE = "Goal check"
@@ -137,13 +139,13 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
             yield Notice(text_of(message.content), title=GOAL_NOTICE)  # a grader's verdict
         elif isinstance(message, HumanMessage):
             if not is_note(message):  # deepacp's notes to the model are not the user's words
-                yield UserMessage(human_text(message))
+                yield UserMessage(human_text(message), message.id)
         elif isinstance(message, AIMessage):
             text, thought = text_and_thought(message)
             if thought:
-                yield ThoughtChunk(thought)
+                yield ThoughtChunk(thought, thought_id(message.id))
             if text:
-                yield MessageChunk(text)
+                yield MessageChunk(text, message.id)
             for call in message.tool_calls:
                 names[call["id"] or ""] = call["name"]
                 yield from call_events(call, backend)
@@ -178,6 +180,7 @@ class LiveProjection:
         """The thread's background tasks as last seen."""
         self.steps: dict[str, SubagentStep] = {}
         """Sub-agents' tool calls as last shown, by their own ids."""
+        self.ids = StreamIds()
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
         if mode == "custom" and isinstance(data, ModelRetrySignal):
@@ -192,11 +195,12 @@ class LiveProjection:
             if meta.get("langgraph_node") != "model" or not isinstance(chunk, AIMessage):
                 return []  # only the model's words: not the answers or notes its step adds
             text, thought = text_and_thought(chunk)
+            message_id = self.ids.of(chunk.id, meta)
             events: list[Event] = []
             if thought:
-                events.append(ThoughtChunk(thought))
+                events.append(ThoughtChunk(thought, thought_id(message_id)))
             if text:
-                events.append(MessageChunk(text))
+                events.append(MessageChunk(text, message_id))
             return events
         if mode == "tools":
             if data.get("event") == "tool-started" and data["tool_call_id"] in self.announced:
@@ -250,7 +254,9 @@ class LiveProjection:
         known = self.steps.get(signal.call_id)
         if known is None:
             kind, title, _ = describe_call(signal.name, signal.args, self.backend)
-            known = SubagentStep(signal.card_id, signal.call_id, title, kind, signal.status)
+            known = SubagentStep(
+                signal.card_id, signal.call_id, signal.name, title, kind, signal.status
+            )
         self.steps[signal.call_id] = step = dataclasses.replace(known, status=signal.status)
         return step
 

@@ -75,10 +75,11 @@ def question_text(question: Question) -> str:
     return f"{question.question}\n{options}"
 
 
-def user_message(content: str | list[dict]) -> dict[str, Any]:
-    """The graph input (or state update) that adds the user's message to the thread."""
+def user_message(content: str | list[dict], message_id: str | None = None) -> dict[str, Any]:
+    """The graph input (or state update) that adds the user's message to the thread, under
+    the prompt's id (what its chunks, restore point and `_session/rewind` name)."""
     blocks: str | list[str | dict] = content if isinstance(content, str) else [*content]
-    return {"messages": [HumanMessage(content=blocks)]}
+    return {"messages": [HumanMessage(content=blocks, id=message_id)]}
 
 
 class Turn:
@@ -117,27 +118,30 @@ class Turn:
             await read_value(self.graph.checkpointer, self.config, USAGE_KEY)
         )
 
-    async def run(self, content: str | list[dict], state: Any = None) -> StopReason:
+    async def run(
+        self, content: str | list[dict], state: Any = None, message_id: str | None = None
+    ) -> StopReason:
         """Why the turn stopped (see `_settled`); `usage` holds what it used. `state`: the
-        thread's state as the turn starts, when the caller has read it already."""
+        thread's state as the turn starts, when the caller has read it already;
+        `message_id`: the prompt's."""
         if state is None:
             state = await self.graph.aget_state(self.config)
         self.before = TokenUsage.from_json(state.values.get(USAGE_KEY))
         self.live.todos = cards.plan_of(state.values.get("todos")).entries  # the plan shown
         self.live.tasks = dict(state.values.get(BACKGROUND_KEY) or {})
         try:
-            return await self._settled(content)
+            return await self._settled(content, message_id)
         finally:
             self.usage = self.live.usage
             with contextlib.suppress(Exception):
                 self.usage = await asyncio.shield(self.totals()) - self.before
 
-    async def _settled(self, content: str | list[dict]) -> StopReason:
+    async def _settled(self, content: str | list[dict], message_id: str | None) -> StopReason:
         """Why the turn stopped. A turn stopped early is settled first: cancelled
         (`TurnCancelled`), ended on a question for the chat, or failed (`TurnError`; our own
         errors as themselves)."""
         try:
-            return await self._stream(content)
+            return await self._stream(content, message_id)
         except (asyncio.CancelledError, TurnCancelled):
             await asyncio.shield(self.settle(CANCELLED))
             raise TurnCancelled from None
@@ -156,9 +160,9 @@ class Turn:
             log.exception("turn failed on thread %s", self.config)
             raise TurnError(redact(f"the turn failed: {type(exc).__name__}: {exc}")) from exc
 
-    async def _stream(self, content: str | list[dict]) -> StopReason:
+    async def _stream(self, content: str | list[dict], message_id: str | None) -> StopReason:
         live = self.live
-        payload: Any = user_message(content)
+        payload: Any = user_message(content, message_id)
         redactor = LiveRedactor()  # the one place live events leave for the faces
         while True:
             # Closed however the loop ends: a cancel that lands while an event is shown

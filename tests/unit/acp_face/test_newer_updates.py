@@ -79,8 +79,8 @@ def test_a_failed_compaction_says_why_and_a_client_without_the_capability_hears_
 def test_a_failed_sub_agent_step_and_card(tmp_path: Path) -> None:
     acp_schema.require()
     card = ToolStarted("t1", "task", "other", "task", {"description": "x", "subagent_type": "a"})
-    running = SubagentStep("t1", "c1", "Edit a.py", "edit", "in_progress")
-    failed = SubagentStep("t1", "c1", "Edit a.py", "edit", "failed")
+    running = SubagentStep("t1", "c1", "edit_file", "Edit a.py", "edit", "in_progress")
+    failed = SubagentStep("t1", "c1", "edit_file", "Edit a.py", "edit", "failed")
     plain = NewerUpdates("s1", Declared())
     plain.follow(card)
     plain.own(running)
@@ -100,7 +100,7 @@ def test_a_failed_sub_agent_step_and_card(tmp_path: Path) -> None:
 def test_a_sub_agent_stopped_mid_call_leaves_no_call_running() -> None:
     acp_schema.require()
     children = NewerUpdates("s1", ALL)
-    children.own(SubagentStep("t1", "c1", "npm test", "execute", "in_progress"))
+    children.own(SubagentStep("t1", "c1", "execute", "npm test", "execute", "in_progress"))
     [(child, closed), (parent, idle)] = children.follow(ToolFinished("t1", "failed", "Cancelled"))
     assert (child, parent) == ("s1/subagent/t1", None)
     assert check(child, closed)["status"] == "failed"

@@ -38,8 +38,8 @@ def test_a_malformed_session_update_is_refused(payload: dict) -> None:
 
 
 def test_the_wire_check_refuses_what_the_python_sdk_lets_through() -> None:
-    """`messageId: 7` passes the Python SDK 0.12.1's models (they have no such field), so
-    only the 1.25 check catches it."""
+    """`messageId: 7` passes the Python SDK 0.12.1's models (they quietly make a bad id
+    None), so only the 1.25 check catches it."""
     acp_schema.require()
     wire = Wire()
     wire.incoming.append(update({**CHUNK, "messageId": 7}))

@@ -5,12 +5,12 @@ from acp import RequestError
 from acp import schema as S
 
 from deepacp.acp.capabilities import InitializeParamsError, initialize_result
+from deepacp.acp.turn_result import turn_meta
 from deepacp.acp.updates import (
     permission_answer,
     permission_tool_call,
     prompt_content,
     to_update,
-    turn_meta,
 )
 from deepacp.events import FileDiff, Location, PermissionRequest, ToolFinished, ToolStarted
 from deepacp.harness.usage import TokenUsage

@@ -48,10 +48,10 @@ def test_a_sub_agents_calls_are_titled_as_cards_are_and_keep_their_title(tmp_pat
     started = SubagentStepSignal("t1", "c1", "read_file", {"file_path": "a.py"}, "in_progress")
     ended = SubagentStepSignal("t1", "c1", "read_file", {}, "completed")
     assert live.feed((), "custom", started) == [
-        SubagentStep("t1", "c1", "Read a.py", "read", "in_progress")
+        SubagentStep("t1", "c1", "read_file", "Read a.py", "read", "in_progress")
     ]
     assert live.feed((), "custom", ended) == [
-        SubagentStep("t1", "c1", "Read a.py", "read", "completed")
+        SubagentStep("t1", "c1", "read_file", "Read a.py", "read", "completed")
     ]
     assert live.feed(("task:1",), "custom", started) == []  # a grandchild's stays inside
 
