@@ -234,3 +234,15 @@ async def test_a_queued_prompt_is_acknowledged_by_a_notice(agent_factory) -> Non
         }
         await asyncio.gather(first, second)
         assert QUEUED not in agent.client.text(session)
+
+
+async def test_a_client_that_declares_only_subagents_reads_the_unstable_schema(
+    agent_factory,
+) -> None:
+    """`subagents` is a capability of the unstable schema alone, which the SDK's model drops:
+    the turn's usage still goes in the prompt response's own field for that client."""
+    async with agent_factory([{"content": "Done."}], capabilities={"subagents": {}}) as agent:
+        session = await agent.new_session()
+        assert (await agent.prompt(session, "go")).stop_reason == "end_turn"
+        [message] = [m for m in agent.wire.incoming if "stopReason" in m.get("result", {})]
+    assert message["result"]["usage"]["totalTokens"] > 0
