@@ -52,3 +52,36 @@ def test_methods_only_the_unstable_schema_has_are_checked_against_it() -> None:
     with pytest.raises(acp_schema.SchemaViolation, match="ForkSessionResponse"):
         acp_schema.check({"jsonrpc": "2.0", "id": 1, "result": {}}, method="session/fork")
     acp_schema.check({"jsonrpc": "2.0", "id": 1, "result": {}}, method="_session/rewind")
+
+
+def test_without_the_registry_the_check_is_skipped_saying_why(monkeypatch, tmp_path) -> None:
+    def offline() -> bytes:
+        raise OSError("no route to registry.npmjs.org")
+
+    monkeypatch.setattr(acp_schema, "CACHE", tmp_path / "empty")
+    monkeypatch.setattr(acp_schema, "_download", offline)
+    acp_schema.schemas.cache_clear()
+    try:
+        assert "no route to registry.npmjs.org" in str(acp_schema.schemas())
+        with pytest.raises(pytest.skip.Exception, match="could not be fetched"):
+            acp_schema.require()
+        with pytest.warns(UserWarning, match="not checked against ACP 1.25"):
+            Wire().validate()
+    finally:
+        acp_schema.schemas.cache_clear()
+
+
+def test_a_tarball_that_is_not_the_pinned_one_is_refused(monkeypatch) -> None:
+    class Response:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def read(self) -> bytes:
+            return b"not the package"
+
+    monkeypatch.setattr(acp_schema.urllib.request, "urlopen", lambda *a, **k: Response())
+    with pytest.raises(RuntimeError, match="not the pinned"):
+        acp_schema._download()
