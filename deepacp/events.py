@@ -13,6 +13,9 @@ from typing import Literal
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 ToolStatus = Literal["completed", "failed"]
+StepStatus = Literal["in_progress", "completed", "failed"]
+NoticeSeverity = Literal["info", "warning", "error"]
+CompactionStatus = Literal["in_progress", "completed", "failed", "cancelled"]
 PlanStatus = Literal["pending", "in_progress", "completed"]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
@@ -159,6 +162,35 @@ class Notice:
     """Something the user should know that is not the agent's answer (a server that failed)."""
 
     text: str
+    severity: NoticeSeverity = "info"
+    title: str = ""
+    """A short line that stands alone (empty: the text's first clause)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """The conversation is being summarized to free context (`/compact`, or automatically):
+    started (`in_progress`), then `completed` with the summary, `failed` with why, or
+    `cancelled`."""
+
+    compaction_id: str
+    status: CompactionStatus
+    summary: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentStep:
+    """A tool call a sub-agent made under the `task` card `tool_call_id`, as it starts
+    and as it ends (`step_id`: the sub-agent's own id for the call)."""
+
+    tool_call_id: str
+    step_id: str
+    name: str
+    """The tool the sub-agent called."""
+    title: str
+    kind: ToolKind
+    status: StepStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +236,8 @@ Event = (
     | UsageUpdated
     | TitleChanged
     | Notice
+    | Compaction
+    | SubagentStep
     | ModeChanged
     | ModelChanged
     | EffortChanged

@@ -22,6 +22,7 @@ from deepacp.acp import updates
 from deepacp.acp.capabilities import AUTH_METHOD, SETUP_METHOD, initialize_result
 from deepacp.acp.client import AcpEditorClient, AcpSessionHandler
 from deepacp.acp.extensions import ext_method
+from deepacp.acp.newer_schema import declared_capabilities
 from deepacp.acp.quickload import Loads, transcripts_of
 from deepacp.acp.rpc import bad_params
 from deepacp.acp.turn_result import prompt_response
@@ -111,9 +112,7 @@ class DeepacpAgent:
         harness_loaded: Future | None = None,
         store: Store | None = None,
     ) -> None:
-        self.client_capabilities = S.ClientCapabilities.model_validate(
-            client_params.get("clientCapabilities") or {}
-        )
+        self.client_capabilities = declared_capabilities(client_params.get("clientCapabilities"))
         self.options = options
         store = store or open_store(deepacp_home())
         self.manager = _manager(store, options, harness_loaded)

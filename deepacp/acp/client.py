@@ -3,6 +3,7 @@ and the editor's files and terminals (`EditorClient`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +18,8 @@ from acp.utils import request_model, serialize_params
 from pydantic import TypeAdapter
 
 from deepacp.acp import updates
+from deepacp.acp.newer import NewerUpdates, Outgoing
+from deepacp.acp.newer_schema import declared_of
 from deepacp.backends.editor_client import EditorError, TerminalStatus
 from deepacp.events import (
     ASK_IN_CHAT,
@@ -67,26 +70,40 @@ class AcpSessionHandler:
         """When a list, each update is added to it as it is sent (a load kept for later)."""
         self.muted = False
         """Send nothing (a load run only to be recorded)."""
+        self.newer = NewerUpdates(session_id, declared_of(capabilities))
 
-    async def update(self, update: Any) -> None:
+    async def update(self, update: Any, session_id: str | None = None) -> None:
         """Send one `session/update`. The notification around the update (an ACP model
         already) is written out as `S.SessionNotification` would be: building that model
         means building every kind of update's validator, a third of the ACP schema, which
-        a fresh process pays for on its first update (a session/load) for no check."""
+        a fresh process pays for on its first update (a session/load) for no check.
+        `session_id`: a sub-agent's session (see `newer.py`), not this one."""
         params = serialize_params(update)
         if self.recording is not None:
             self.recording.append(params)
         if not self.muted:
             await self.conn.send_notification(
-                CLIENT_METHODS["session_update"], {"sessionId": self.session_id, "update": params}
+                CLIENT_METHODS["session_update"],
+                {"sessionId": session_id or self.session_id, "update": params},
             )
 
+    async def _send(self, outgoing: list[Outgoing]) -> None:
+        for session_id, update in outgoing:
+            await self.update(update, session_id)
+
     async def emit(self, event: Event) -> None:
+        if (own := self.newer.own(event)) is not None:
+            await self._send(own)
+            return
+        await self._emit(event)
+        await self._send(self.newer.follow(event))
+
+    async def _emit(self, event: Event) -> None:
         if isinstance(event, MessageChunk):
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, Notice) and self._mid_line:
             self._mid_line = False
-            event = Notice(f"\n{event.text}")
+            event = dataclasses.replace(event, text=f"\n{event.text}")
         if isinstance(event, ToolOutput):
             await self._output_update(event)
         elif isinstance(event, ToolTerminal):

@@ -97,4 +97,4 @@ async def _told_if_it_fails(session: Session, turn: asyncio.Task) -> None:
     try:
         await turn
     except DeepacpError as exc:
-        await session.handler.emit(Notice(str(exc)))
+        await session.handler.emit(Notice(str(exc), "error"))

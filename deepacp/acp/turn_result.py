@@ -12,6 +12,7 @@ from typing import Any
 
 from acp import schema as S
 
+from deepacp.acp.newer_schema import declared_of
 from deepacp.events import StopReason
 from deepacp.session import TokenUsage
 
@@ -22,7 +23,8 @@ UNSTABLE_ONLY = ("plan", "subagents")
 def reads_unstable(capabilities: S.ClientCapabilities) -> bool:
     """Whether the client declared a capability only the unstable schema has."""
     declared = capabilities.model_dump(by_alias=True, exclude_none=True)
-    return any(declared.get(name) is not None for name in UNSTABLE_ONLY)
+    found = any(declared.get(name) is not None for name in UNSTABLE_ONLY)
+    return found or declared_of(capabilities).subagents  # the SDK's model has no `subagents`
 
 
 def turn_usage(usage: TokenUsage) -> S.Usage | None:

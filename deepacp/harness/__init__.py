@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ModelRetrySignal,
         NoticeSignal,
         QuestionInterrupt,
+        SubagentStepSignal,
         parse_interrupt,
         signal_from_json,
     )
@@ -89,6 +90,7 @@ _EXPORTS = {
         "ModelRetrySignal",
         "NoticeSignal",
         "QuestionInterrupt",
+        "SubagentStepSignal",
         "parse_interrupt",
         "signal_from_json",
     ),
@@ -164,6 +166,7 @@ __all__ = [
     "Skill",
     "SkillIndex",
     "SubAgent",
+    "SubagentStepSignal",
     "SummarizationMiddleware",
     "TaskRecord",
     "TaskStatus",

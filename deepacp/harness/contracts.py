@@ -10,7 +10,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-from deepacp.events import ToolOutput, ToolTerminal
+from deepacp.events import Compaction, StepStatus, ToolOutput, ToolTerminal
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,18 @@ class ModelRetrySignal:
         return f"provider {self.reason}, retrying in {wait} s, {self.attempt}/{self.attempts}"
 
 
+@dataclass(frozen=True, slots=True)
+class SubagentStepSignal:
+    """A sub-agent's tool call `call_id` started or ended, under the parent's `task` call
+    `card_id` (the session titles it as it titles the parent's own cards)."""
+
+    card_id: str
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    status: StepStatus
+
+
 GoalStatus = Literal["checking", "satisfied", "needs_revision", "failed"]
 
 GRADER_SOURCE = "goal_grader"
@@ -64,7 +76,8 @@ def signal_from_json(value: Any) -> Any:
     anything else as it is."""
     if not isinstance(value, dict):
         return value
-    for kind in (ToolOutput, ToolTerminal, ModelRetrySignal, NoticeSignal):
+    kinds = (ToolOutput, ToolTerminal, ModelRetrySignal, NoticeSignal, Compaction)
+    for kind in (*kinds, SubagentStepSignal):
         if set(value) == set(kind.__slots__):
             return kind(**value)
     return value

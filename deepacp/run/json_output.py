@@ -16,6 +16,7 @@ from deepacp.events import (
     PermissionRequest,
     PlanUpdated,
     Question,
+    SubagentStep,
     ThoughtChunk,
     ToolFinished,
     ToolOutput,
@@ -81,6 +82,16 @@ class StreamJsonOutput(JsonOutput):
         elif isinstance(event, ToolFinished):
             done = {"status": event.status, "output": event.text, **self._diff(event.diff)}
             _line({"type": "tool_call", "id": event.tool_call_id, **done})
+        elif isinstance(event, SubagentStep):
+            step = {"id": event.step_id, "name": event.name, "title": event.title}
+            _line(
+                {
+                    "type": "subagent_call",
+                    "task": event.tool_call_id,
+                    **step,
+                    "status": event.status,
+                }
+            )
         elif isinstance(event, PlanUpdated):
             entries = [{"content": e.content, "status": e.status} for e in event.entries]
             _line({"type": "plan", "entries": entries})

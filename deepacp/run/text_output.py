@@ -17,6 +17,7 @@ from deepacp.events import (
     PermissionRequest,
     PlanUpdated,
     Question,
+    SubagentStep,
     ThoughtChunk,
     ToolFinished,
     ToolOutput,
@@ -93,6 +94,9 @@ class TextOutput:
             self._print(f"-> {event.title}")
         elif isinstance(event, ToolFinished):
             self._finished(event)
+        elif isinstance(event, SubagentStep) and event.status != "completed":
+            failed = " (failed)" if event.status == "failed" else ""
+            self._print(f"   -> {event.title}{failed}")  # under its task's line
         elif isinstance(event, Notice):
             self._print(f"note: {event.text}")
         elif isinstance(event, PlanUpdated):

@@ -112,7 +112,7 @@ def builtins(
     the text the user sees."""
 
     async def compact(argument: str) -> str:
-        if await ctx.host.compact(await ctx.graph(), ctx.config):
+        if await ctx.host.compact(await ctx.graph(), ctx.config, ctx.handler.emit):
             return "Compacted: older messages are now a summary."
         return "Nothing to compact yet."
 

@@ -52,6 +52,9 @@ REQUEST_TYPES = {
     "terminal/release": S.ReleaseTerminalRequest,
     "elicitation/create": S.CreateFormSessionElicitationRequest,
 }
+NEWER_UPDATES = frozenset({"notice", "compaction_update", "compaction_summary_chunk"})
+"""Session updates of the 1.25 schema the SDK's models lack: only the 1.25 check sees
+them (with `subagent_update`, which only the unstable schema has)."""
 
 
 @dataclass
@@ -212,7 +215,8 @@ class Wire:
             if "method" in message:
                 model = REQUEST_TYPES.get(message["method"])
                 assert model is not None, f"unexpected method from the server: {message['method']}"
-                model.model_validate(message["params"])
+                if self.newer(message) is None:
+                    model.model_validate(message["params"])
             elif "error" in message:
                 error = message["error"]
                 assert isinstance(error["code"], int) and error["message"]
@@ -223,6 +227,21 @@ class Wire:
                 if model is not None:
                     model.model_validate(message["result"])
         self.validate_1_25()
+
+    def newer(self, message: dict) -> str | None:
+        """The kind of a session update the SDK's models lack, or None."""
+        update = message.get("params", {}).get("update") if message.get("method") else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        return kind if kind in NEWER_UPDATES or kind == "subagent_update" else None
+
+    def updates(self, *kinds: str) -> list[tuple[str, dict]]:
+        """The session updates of `kinds` the server sent, raw: (session id, update)."""
+        return [
+            (m["params"]["sessionId"], m["params"]["update"])
+            for m in self.incoming
+            if m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] in kinds
+        ]
 
     def validate_1_25(self) -> None:
         if isinstance(reason := acp_schema.schemas(), str):
@@ -306,7 +325,7 @@ async def start_agent(
     env: dict[str, str] | None = None,
     script_name: str = "script.json",
     args: tuple[str, ...] = (),
-    capabilities: S.ClientCapabilities | None = None,
+    capabilities: S.ClientCapabilities | dict | None = None,
     command: tuple[str, ...] | None = None,
     load: str | None = None,
     in_process: bool | None = None,
@@ -314,7 +333,8 @@ async def start_agent(
     """Start the server (`command`, default `deepacp --stdio *args`) with a scripted model
     (`load`: a session to load as soon as `initialize` is answered, as an editor that
     restores its last session does; `in_process`: served in this process, see
-    `inprocess.py`; by default it is unless a `command` is given)."""
+    `inprocess.py`; by default it is unless a `command` is given; `capabilities` as a dict:
+    sent as they are, for what the SDK's models do not have)."""
     if in_process is None:
         in_process = command is None
     workspace = workspace or tmp_path / "workspace"
@@ -332,10 +352,17 @@ async def start_agent(
     async with _connect(
         client, command, args, full_env, workspace, wire, in_process=in_process
     ) as (conn, process):
-        initialize = conn.initialize(
-            protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
-        )
-        info = await initialize
+        if isinstance(capabilities, dict):
+            wire.unstable = "subagents" in capabilities
+            raw = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": capabilities}
+            info = S.InitializeResponse.model_validate(
+                await conn._conn.send_request("initialize", raw)
+            )
+        else:
+            initialize = conn.initialize(
+                protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
+            )
+            info = await initialize
         if load is not None:  # once `initialize` is answered, as the protocol has it
             await conn.load_session(cwd=str(workspace), session_id=load, mcp_servers=[])
         agent = Agent(conn, process, client, wire, workspace, home, script, info)

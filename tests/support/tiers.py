@@ -48,6 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly:
+        return  # nothing runs: nothing to warm
     if any(_serves_in_process(item) for item in session.items):
         from tests.support.inprocess import warm_imports
 

@@ -23,7 +23,8 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepacp.backends.state import FilesUpdate
-from deepacp.events import ToolOutput
+from deepacp.events import StepStatus
+from deepacp.harness.contracts import SubagentStepSignal
 from deepacp.harness.delegation import current_task_call
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import TASK
@@ -133,7 +134,8 @@ def task_description(agents: Mapping[str, str]) -> str:
 async def stream_child(
     agent: Any, payload: dict, card_id: str, write: Callable[[Any], None]
 ) -> dict:
-    """Run a child graph, reporting each tool call it makes on the card `card_id`."""
+    """Run a child graph, reporting each tool call it makes on the card `card_id` as it
+    starts and as it ends."""
     final: dict = {}
     async for mode, data in agent.astream(payload, stream_mode=["updates", "values"]):
         if mode == "values":
@@ -142,15 +144,21 @@ async def stream_child(
         for update in (data or {}).values():
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages:
-                for call in getattr(message, "tool_calls", None) or []:
-                    write(ToolOutput(card_id, _progress(call)))
+                for signal in _steps(card_id, message):
+                    write(signal)
     return final
 
 
-def _progress(call: dict) -> str:
-    args = call.get("args") or {}
-    detail = args.get("file_path") or args.get("path") or args.get("command") or args.get("pattern")
-    return f"{call['name']} {detail}".rstrip() + "\n"
+def _steps(card_id: str, message: Any) -> list[SubagentStepSignal]:
+    """The child's tool calls a message starts (an AI message) or ends (a tool result)."""
+    if isinstance(message, ToolMessage):
+        status: StepStatus = "failed" if message.status == "error" else "completed"
+        call_id, name = message.tool_call_id, message.name or ""
+        return [SubagentStepSignal(card_id, call_id, name, {}, status)]
+    return [
+        SubagentStepSignal(card_id, call["id"] or "", call["name"], call["args"], "in_progress")
+        for call in getattr(message, "tool_calls", None) or []
+    ]
 
 
 class SubAgentMiddleware(AgentMiddleware):
@@ -165,7 +173,8 @@ class SubAgentMiddleware(AgentMiddleware):
         streaming: frozenset[str] = frozenset(),
     ) -> None:
         """`streaming` names the children that are LangGraph graphs: their tool calls are
-        reported as progress on the parent's card. Other runnables are simply invoked."""
+        reported on the parent's card as they start and end. Other runnables are simply
+        invoked."""
         super().__init__()
         self.agents = dict(agents)
         self.streaming = streaming

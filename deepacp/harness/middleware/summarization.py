@@ -6,7 +6,9 @@ arguments of old write_file/edit_file calls in the view; if that is not enough i
 the oldest span to `/conversation_history/<thread>.md`, asks the model for a summary, and
 records an event {cutoff, summary, file_path} in private state. Every later call sees
 `[summary] + messages[cutoff:]`. A provider context-overflow error (`context_overflow`)
-triggers one retry with a strictly smaller view.
+triggers one retry with a strictly smaller view. Each summary is reported as it starts
+and as it ends (a `deepacp.events.Compaction`: on the run's `custom` stream, or to the
+caller of `compact`).
 """
 
 from __future__ import annotations
@@ -31,16 +33,19 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command
 
 from deepacp.backends.errors import BackendError, NotFoundError
 from deepacp.backends.protocol import Backend
 from deepacp.backends.state import state_scope
 from deepacp.errors import ProviderError
+from deepacp.harness.compaction import Report, reported, stream_report, unreported
 from deepacp.harness.messages import text_of
 from deepacp.harness.names import EDIT_FILE, HISTORY_DIR, WRITE_FILE
 from deepacp.harness.overflow import context_overflow, overflow_line
 from deepacp.harness.state import state_files
+from deepacp.secrets import redact
 
 TRIGGER_FRACTION = 0.85
 KEEP_FRACTION = 0.10
@@ -225,13 +230,22 @@ class SummarizationMiddleware(AgentMiddleware):
         *,
         keep_tokens: int,
         thread_id: str,
+        report: Report | None = None,
     ) -> SummaryEvent | None:
-        """A new event that summarizes more of the thread, or None if nothing more can go."""
+        """A new event that summarizes more of the thread, or None if nothing more can go
+        (`report`: told when the summary starts and how it ends; by default the run's
+        stream)."""
         floor = event["cutoff"] if event else 0
         cutoff = safe_cutoff(messages, keep_tokens, floor)
         if cutoff is None:
             return None
-        span = messages[floor:cutoff]
+        path = await self._history(messages[floor:cutoff], thread_id)
+        making = self._summary(model, messages[floor:cutoff], event)
+        summary = await reported(report or stream_report(), making)
+        return SummaryEvent(cutoff=cutoff, summary=summary, file_path=path)
+
+    async def _history(self, span: Sequence[AnyMessage], thread_id: str) -> str:
+        """Append `span` to the thread's history file; its path, or why there is none."""
         path = f"{HISTORY_DIR}{thread_id}.md"
         try:
             try:
@@ -240,15 +254,21 @@ class SummarizationMiddleware(AgentMiddleware):
                 history = f"# Conversation history of thread {thread_id}\n"
             await self.backend.write_text(path, f"{history}\n{transcript(span)}\n")
         except BackendError:
-            path = "(the history file could not be written)"
+            return "(the history file could not be written)"
+        return path
+
+    async def _summary(
+        self, model: Any, span: Sequence[AnyMessage], event: SummaryEvent | None
+    ) -> str:
         previous = f"Summary so far:\n{event['summary']}\n\n" if event else ""
         request = [
             SystemMessage(SUMMARY_PROMPT),
             HumanMessage(f"{previous}Conversation to summarize:\n\n{transcript(span)}"),
         ]
-        response = await model.ainvoke(request)
-        summary = text_of(response.content).strip() or "(no summary)"
-        return SummaryEvent(cutoff=cutoff, summary=summary, file_path=path)
+        # Tagged so a run's `messages` stream leaves it out: it is not the agent's answer;
+        # redacted here, as nothing else redacts what this call says.
+        response = await model.ainvoke(request, config={"tags": [TAG_NOSTREAM]})
+        return redact(text_of(response.content).strip()) or "(no summary)"
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -309,7 +329,9 @@ class SummarizationMiddleware(AgentMiddleware):
             update["files"] = scope.updates
         return ExtendedModelResponse(response, Command(update=update)) if update else response
 
-    async def compact(self, graph: Any, config: dict, model: Any) -> bool:
+    async def compact(
+        self, graph: Any, config: dict, model: Any, report: Report = unreported
+    ) -> bool:
         """Summarize a thread now (the /compact command); False if there was nothing to do."""
         state = await graph.aget_state(config)
         values = state.values
@@ -319,7 +341,12 @@ class SummarizationMiddleware(AgentMiddleware):
         await self._compacting("manual")
         with state_scope(values.get("files")) as scope:
             event = await self.summarize(
-                model, messages, values.get("_summarization"), keep_tokens=keep, thread_id=thread_id
+                model,
+                messages,
+                values.get("_summarization"),
+                keep_tokens=keep,
+                thread_id=thread_id,
+                report=report,
             )
         if event is None:
             return False

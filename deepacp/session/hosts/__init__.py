@@ -7,7 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from deepacp.backends.protocol import Backend
+    from deepacp.events import Compaction
     from deepacp.session.assembly import Contributions
     from deepacp.session.storage.records import SessionRecord
     from deepacp.session.turns.approvals import ApprovalPolicy
@@ -62,8 +65,11 @@ class Host(Protocol):
 
     async def delete_thread(self, thread_id: str) -> None: ...
 
-    async def compact(self, graph: Any, config: dict[str, Any]) -> bool:
-        """Summarize the conversation now; False when there is nothing to summarize yet."""
+    async def compact(
+        self, graph: Any, config: dict[str, Any], report: Callable[[Compaction], Awaitable[None]]
+    ) -> bool:
+        """Summarize the conversation now, telling `report` as it starts and ends; False
+        when there is nothing to summarize yet."""
         ...
 
     def here(self, done: str) -> None:

@@ -64,7 +64,7 @@ class ServerHost:
     async def delete_thread(self, thread_id: str) -> None:
         await self.threads.delete(thread_id)
 
-    async def compact(self, graph: Any, config: dict[str, Any]) -> bool:
+    async def compact(self, graph: Any, config: dict[str, Any], report: Any) -> bool:
         raise ConfigError("/compact runs in-process only, not on a LangGraph server")
 
     def here(self, done: str) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from deepacp.config import Effort, load_config
 
 if TYPE_CHECKING:
+    from deepacp.events import Compaction
     from deepacp.session.assembly import Contributions
     from deepacp.session.hosts import HostedSession
     from deepacp.session.storage.records import Records, SessionRecord
@@ -103,8 +104,10 @@ class LocalHost:
     async def delete_thread(self, thread_id: str) -> None:
         await (await self.records.checkpointer()).adelete_thread(thread_id)
 
-    async def compact(self, graph: Any, config: dict[str, Any]) -> bool:
-        return bool(await self._summarizer.compact(graph, config, self._model))
+    async def compact(
+        self, graph: Any, config: dict[str, Any], report: Callable[[Compaction], Awaitable[None]]
+    ) -> bool:
+        return bool(await self._summarizer.compact(graph, config, self._model, report))
 
     def here(self, done: str) -> None:
         return None

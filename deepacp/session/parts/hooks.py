@@ -47,7 +47,7 @@ class HooksPart(Part):
             )
             if os.path.lexists(path)
         ]
-        return [Notice(NOT_HERE.format(files=" and ".join(found)))] if found else []
+        return [Notice(NOT_HERE.format(files=" and ".join(found)), "warning")] if found else []
 
     async def contribute(self, parts: Contributions) -> None:
         if self.hooks is not None:
@@ -57,7 +57,7 @@ class HooksPart(Part):
         if self.hooks is None or (refused := await self.hooks.before_prompt(text)) is None:
             return None
         what = "message" if steered else "prompt"
-        await self.ctx.handler.emit(Notice(f"A hook refused the {what}: {refused}"))
+        await self.ctx.handler.emit(Notice(f"A hook refused the {what}: {refused}", "warning"))
         return f"a hook refused the {what}: {refused}"
 
     async def closed(self) -> None:

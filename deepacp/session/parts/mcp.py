@@ -30,7 +30,14 @@ class McpPart(Part):
         """A notice for each server that could not start, not told before."""
         await self.connections.ready()
         failures, self.connections.failures = self.connections.failures, []
-        return [Notice(f"MCP server {name!r} is not available: {why}") for name, why in failures]
+        return [
+            Notice(
+                f"MCP server {name!r} is not available: {why}",
+                "error",
+                f"MCP server {name!r} failed",
+            )
+            for name, why in failures
+        ]
 
     async def opening(self) -> list[Event]:
         return await self._failures()

@@ -26,14 +26,18 @@ class SandboxPart(Part):
         if self.remote is not None:
             return Notice(
                 f"Files and commands are on {self.remote}. Commands run there without a "
-                "sandbox, as with the sandbox off: approvals are what guards them."
+                "sandbox, as with the sandbox off: approvals are what guards them.",
+                "warning",
+                f"Commands on {self.remote} are not sandboxed",
             )
         problem = sandbox_problem()
         if self.setting.policy == "off" or problem is None:
             return None
         return Notice(
             f"Commands are not sandboxed: {problem}. They run with your rights, and "
-            "are asked about as before; `deepacp doctor` checks the set-up."
+            "are asked about as before; `deepacp doctor` checks the set-up.",
+            "warning",
+            "Sandbox unavailable",
         )
 
     async def _tell(self) -> None:

@@ -68,7 +68,7 @@ def clipped(text: Any, limit: int) -> str:
 def describe_call(name: str, args: dict, backend: Backend) -> tuple[ToolKind, str, list[Location]]:
     """Kind, human title and locations of a tool call, for the editor's tool card."""
     kind = KINDS.get(name, "other")
-    path = args.get("file_path", args.get("path", ""))
+    path = args.get("file_path") or args.get("path") or ""  # a model may send null
     shown = str(path) or "."
     try:
         shown = backend.workspace_path(str(path)) or "."

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -12,6 +13,7 @@ from langgraph.types import Command
 from deepacp.backends.protocol import Backend
 from deepacp.events import (
     GOAL_ENTRY,
+    Compaction,
     Event,
     MessageChunk,
     Notice,
@@ -19,6 +21,7 @@ from deepacp.events import (
     PlanStatus,
     PlanUpdated,
     StopReason,
+    SubagentStep,
     ThoughtChunk,
     ToolFinished,
     ToolOutput,
@@ -36,6 +39,7 @@ from deepacp.harness import (
     GoalSignal,
     ModelRetrySignal,
     NoticeSignal,
+    SubagentStepSignal,
     TaskRecord,
     TaskStatus,
     TokenUsage,
@@ -46,10 +50,11 @@ from deepacp.harness import (
     stop_of,
     text_of,
 )
-from deepacp.session.turns.cards import call_events, clipped, tool_finished
+from deepacp.session.turns.cards import call_events, clipped, describe_call, tool_finished
 from deepacp.session.turns.message_ids import StreamIds
 
 DEFAULT_CONTEXT_WINDOW = 200_000
+GOAL_NOTICE = "Goal check"
 GOAL_CARD = "goal"
 """The name on the card of a goal check (it is no tool the model called)."""
 GOAL_PLAN_CHARS = 80
@@ -131,7 +136,7 @@ def replay(messages: list[AnyMessage], backend: Backend) -> Iterator[Event]:
     names: dict[str, str] = {}
     for message in messages:
         if is_feedback(message):
-            yield Notice(text_of(message.content))  # a grader's verdict, not the user's words
+            yield Notice(text_of(message.content), title=GOAL_NOTICE)  # a grader's verdict
         elif isinstance(message, HumanMessage):
             if not is_note(message):  # deepacp's notes to the model are not the user's words
                 yield UserMessage(human_text(message), message.id)
@@ -173,13 +178,16 @@ class LiveProjection:
         self.goal_entry: PlanEntry | None = None
         self.tasks: dict[str, TaskRecord] = {}
         """The thread's background tasks as last seen."""
+        self.steps: dict[str, SubagentStep] = {}
+        """Sub-agents' tool calls as last shown, by their own ids."""
         self.ids = StreamIds()
 
     def feed(self, namespace: tuple, mode: str, data: Any) -> list[Event]:
         if mode == "custom" and isinstance(data, ModelRetrySignal):
-            return [Notice(data.text)]  # a sub-agent's wait is the user's wait too
+            # a sub-agent's wait is the user's wait too
+            return [Notice(data.text, "warning", "Retrying the model provider")]
         if mode == "custom" and isinstance(data, NoticeSignal):
-            return [Notice(data.notice)]  # so is what a sub-agent's command left
+            return [Notice(data.notice, "warning")]  # so is what a sub-agent's command left
         if namespace:
             return []  # sub-agent internals stay inside their parent's card
         if mode == "messages":
@@ -203,6 +211,10 @@ class LiveProjection:
                 return [data]
             if isinstance(data, GoalSignal):
                 return self._goal(data)
+            if isinstance(data, Compaction):
+                return [data]
+            if isinstance(data, SubagentStepSignal):
+                return [self._step(data)]
             return []
         if mode == "updates":
             return self._updates(data)
@@ -237,6 +249,17 @@ class LiveProjection:
                     events.append(tool_finished(message, self.announced[message.tool_call_id]))
         return events
 
+    def _step(self, signal: SubagentStepSignal) -> SubagentStep:
+        """A sub-agent's tool call, titled as the parent's own cards are."""
+        known = self.steps.get(signal.call_id)
+        if known is None:
+            kind, title, _ = describe_call(signal.name, signal.args, self.backend)
+            known = SubagentStep(
+                signal.card_id, signal.call_id, signal.name, title, kind, signal.status
+            )
+        self.steps[signal.call_id] = step = dataclasses.replace(known, status=signal.status)
+        return step
+
     def _with_goal(self, event: Event) -> Event:
         """A new task list, with the goal's entry kept after it."""
         if not isinstance(event, PlanUpdated):
@@ -269,7 +292,8 @@ class LiveProjection:
             return []
         self.finished.add(signal.check_id)
         outcome: ToolStatus = "failed" if signal.status == "failed" else "completed"
-        return [ToolFinished(signal.check_id, outcome, signal.text), plan, Notice(signal.text)]
+        verdict = Notice(signal.text, title=GOAL_NOTICE)
+        return [ToolFinished(signal.check_id, outcome, signal.text), plan, verdict]
 
 
 def background_of(update: Any) -> dict[str, TaskRecord]:

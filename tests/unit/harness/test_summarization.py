@@ -183,3 +183,32 @@ async def test_compact_summarizes_now(tmp_path: Path) -> None:
     last = requests(record)[-1]["messages"]
     assert "COMPACTED" in last[0]["content"]
     assert last[-1]["content"] == "three"
+
+
+async def test_a_summary_is_reported_as_it_starts_and_ends_without_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deepacp.events import Compaction
+
+    canary = "sk-canary-5b8e0c1d2a"
+    monkeypatch.setenv("CANARY_API_KEY", canary)
+    model = ScriptedChatModel(
+        turns=[{"content": "a"}, {"content": "b"}, {"content": f"the key is {canary}"}]
+    )
+    summarizer = SummarizationMiddleware(with_scratch_routes(StateBackend()))
+    agent = create_deep_agent(model, middleware=[summarizer], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    await agent.ainvoke({"messages": [HumanMessage("one")]}, config)
+    await agent.ainvoke({"messages": [HumanMessage("two")]}, config)
+    told: list[Compaction] = []
+
+    async def report(compaction: Compaction) -> None:
+        told.append(compaction)
+
+    assert await summarizer.compact(agent, config, model, report) is True
+    started, ended = told
+    assert (started.status, ended.status) == ("in_progress", "completed")
+    assert started.compaction_id == ended.compaction_id
+    assert canary not in ended.summary and ended.summary.startswith("the key is ")
+    kept = (await agent.aget_state(config)).values["_summarization"]
+    assert kept["summary"] == ended.summary  # what the checkpoint keeps, too

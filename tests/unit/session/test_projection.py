@@ -34,6 +34,28 @@ def test_titles_kinds_and_locations(tmp_path: Path) -> None:
     assert describe_call("read_file", {"file_path": "../etc"}, backend)[2] == []
 
 
+def test_an_ls_of_the_root_is_titled_as_the_root(tmp_path: Path) -> None:
+    backend = FilesystemBackend(tmp_path)
+    for args in ({}, {"path": None}, {"path": ""}):
+        assert describe_call("ls", args, backend)[1] == "List ."
+
+
+def test_a_sub_agents_calls_are_titled_as_cards_are_and_keep_their_title(tmp_path: Path) -> None:
+    from deepacp.events import SubagentStep
+    from deepacp.harness.contracts import SubagentStepSignal
+
+    live = LiveProjection(FilesystemBackend(tmp_path), None)
+    started = SubagentStepSignal("t1", "c1", "read_file", {"file_path": "a.py"}, "in_progress")
+    ended = SubagentStepSignal("t1", "c1", "read_file", {}, "completed")
+    assert live.feed((), "custom", started) == [
+        SubagentStep("t1", "c1", "read_file", "Read a.py", "read", "in_progress")
+    ]
+    assert live.feed((), "custom", ended) == [
+        SubagentStep("t1", "c1", "read_file", "Read a.py", "read", "completed")
+    ]
+    assert live.feed(("task:1",), "custom", started) == []  # a grandchild's stays inside
+
+
 def test_replay_and_live_share_one_projection(tmp_path: Path) -> None:
     backend = FilesystemBackend(tmp_path)
     call = {"id": "c1", "name": "write_file", "args": {"file_path": "a.txt", "content": "x"}}
@@ -183,7 +205,7 @@ def test_a_goal_check_has_a_card_a_plan_entry_and_a_verdict(tmp_path: Path) -> N
     finished, plan, notice = live.feed((), "custom", verdict)
     assert finished == ToolFinished("goal-1", "completed", "Goal not met after 2 rounds")
     assert plan.entries[-1] == PlanEntry("Goal: tests pass (not met)", "pending", "high")
-    assert notice == Notice("Goal not met after 2 rounds")
+    assert notice == Notice("Goal not met after 2 rounds", title="Goal check")
 
 
 def test_replay_shows_grader_feedback_as_a_verdict_not_as_the_user(tmp_path: Path) -> None:
@@ -237,5 +259,5 @@ def test_background_cards_say_what_they_do(tmp_path: Path) -> None:
 def test_what_a_command_left_is_told_even_from_a_sub_agent(tmp_path: Path) -> None:
     live = LiveProjection(FilesystemBackend(tmp_path), None)
     signal = NoticeSignal("A command ran without asking and left .vscode")
-    assert live.feed((), "custom", signal) == [Notice(signal.notice)]
-    assert live.feed(("task:1",), "custom", signal) == [Notice(signal.notice)]
+    assert live.feed((), "custom", signal) == [Notice(signal.notice, "warning")]
+    assert live.feed(("task:1",), "custom", signal) == [Notice(signal.notice, "warning")]
