@@ -65,7 +65,7 @@ from deepacp.harness.names import (
 )
 from deepacp.harness.permissions import approval_gates, merge_gates
 from deepacp.harness.profiles import HarnessProfile, profile_for
-from deepacp.harness.prompts import BASE_PROMPT
+from deepacp.harness.prompts import BASE_PROMPT, PLAN_PROMPT, PLAN_TOOL_DESCRIPTION
 from deepacp.harness.state import DeepAgentState
 
 Middleware = AgentMiddleware[Any, Any, Any]
@@ -124,7 +124,10 @@ def _tail(
         # Approval, innermost so it asks just before the tool runs (one interrupt per call).
         tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
     if planning and profile.offers(WRITE_TODOS):
-        tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
+        # write_todos: a task list the editor shows as a plan
+        tail.append(
+            TodoListMiddleware(system_prompt=PLAN_PROMPT, tool_description=PLAN_TOOL_DESCRIPTION)
+        )
     # Prompt caching marks the prompt as it stands here as the stable, cached prefix; memory,
     # which can change between calls, is appended after it.
     if caching:
