@@ -19,12 +19,15 @@ two count the same, checked on README.md: 21,095 tokens each).
 Targets: the default profile's tools at most 2,000 tokens, the compact profile's whole
 request at most 1,500.
 
-Figures (openai, 16 tools in the default profile):
+Figures, in o200k_base tokens (issue 33's 3,320 and 1,077 for the same tools came from
+another count, about 10 % higher):
 
-    before (fdd48d8)       default: tools 3,303 (write_todos 1,076), request 4,213
-                           small-local: not reachable over an OpenAI-compatible URL; over
-                           Ollama: tools 1,192, request 1,822
-    after                  see the commit that tightened the descriptions
+                 default profile (16 tools)               small-local (8 tools)
+    before       tools 2,994 (write_todos 982),           only for Ollama: tools 951,
+    (fdd48d8)    system 810, request 3,805                system 559, request 1,512
+    after        tools 1,885 (write_todos 156),           any model: tools 936,
+                 system 565, request 2,451                system 267, request 1,204
+                                                          (over Ollama: 1,106)
 """
 
 from __future__ import annotations
@@ -75,11 +78,11 @@ class Request:
 
 @functools.cache
 def encoding() -> Any:
-    """o200k_base, loaded once (bpe-openai reads it with a call importlib deprecates)."""
-    import bpe_openai
-
+    """o200k_base, loaded once (bpe-openai reads its files with a call importlib deprecates)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai
+
         return bpe_openai.get_encoding("o200k_base")
 
 
@@ -88,7 +91,8 @@ def tokens(text: str) -> int:
     return len(encoding().encode(text))
 
 
-def _text(content: Any) -> str:
+def message_text(content: Any) -> str:
+    """A message's text, whether a string or a list of blocks."""
     if isinstance(content, str):
         return content
     return "".join(block.get("text", "") for block in content or [])
@@ -97,8 +101,8 @@ def _text(content: Any) -> str:
 def counted(profile: str, body: dict[str, Any]) -> Request:
     """The token counts of a Chat Completions (or Ollama chat) request body."""
     messages = body["messages"]
-    system = "".join(_text(m["content"]) for m in messages if m["role"] == "system")
-    user = "".join(_text(m["content"]) for m in messages if m["role"] == "user")
+    system = "".join(message_text(m["content"]) for m in messages if m["role"] == "system")
+    user = "".join(message_text(m["content"]) for m in messages if m["role"] == "user")
     tools = {t["function"]["name"]: tokens(json.dumps(t)) for t in body.get("tools") or []}
     return Request(profile, tokens(system), tokens(user), tools)
 

@@ -31,6 +31,7 @@ from deepacp.events import (
 )
 from deepacp.logs import WithoutTraceback, configure
 from deepacp.models import check_provider, configured_spec
+from deepacp.profile_setting import configured_profile
 from deepacp.secrets import redact
 from deepacp.session import Mode, parse_mode
 
@@ -120,6 +121,7 @@ async def _run(
     goal: str | None = None,
     remote_url: str | None = None,
     server: str | None = None,
+    profile: str | None = None,
 ) -> int:
     from deepacp.models import resolve_model
     from deepacp.session import ServerThreads, SessionManager, Workspace, open_store
@@ -130,6 +132,7 @@ async def _run(
         sandbox=sandbox,
         server=ServerThreads(server) if server else None,
         remote=remote_url,
+        profile=profile,
     )
     handler = TerminalHandler(sys.stdin.isatty(), str(cwd))
     try:
@@ -173,6 +176,7 @@ def run_headless(
     goal: str | None = None,
     remote: str | None = None,
     server: str | None = None,
+    profile: str | None = None,
 ) -> int:
     """Run one prompt; with `server`, on that LangGraph server (its model unless `model`
     is given, and its files: `cwd` is the workspace path there)."""
@@ -187,12 +191,24 @@ def run_headless(
     level = parse_effort(effort, "--effort") if effort is not None else None
     policy = sandbox_policy(sandbox)
     goal = goal.strip() if goal else None
+    profile = configured_profile(profile)
     held = WithoutTraceback()
     log_file = configure("run", terminal=held)
     failed = False
     try:
         return asyncio.run(
-            _run(prompt, workspace, spec, parse_mode(mode), level, policy, goal, remote, server)
+            _run(
+                prompt,
+                workspace,
+                spec,
+                parse_mode(mode),
+                level,
+                policy,
+                goal,
+                remote,
+                server,
+                profile,
+            )
         )
     except Exception as exc:  # a provider's error among them: it may echo the key back
         failed = True

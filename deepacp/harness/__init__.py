@@ -54,7 +54,7 @@ if TYPE_CHECKING:
         OUTSIDE_SANDBOX_ARG,
         WRITE_FILE,
     )
-    from deepacp.harness.profiles import HarnessProfile, profile_for
+    from deepacp.harness.profiles import HarnessProfile, ServerFacts, choose_profile, profile_for
     from deepacp.harness.skills import (
         SKILL_FILE,
         Skill,
@@ -111,7 +111,7 @@ _EXPORTS = {
         "OUTSIDE_SANDBOX_ARG",
         "WRITE_FILE",
     ),
-    "deepacp.harness.profiles": ("HarnessProfile", "profile_for"),
+    "deepacp.harness.profiles": ("HarnessProfile", "ServerFacts", "choose_profile", "profile_for"),
     "deepacp.harness.skills": (
         "SKILL_FILE",
         "Skill",
@@ -158,6 +158,7 @@ __all__ = [
     "Outcome",
     "PermissionRule",
     "QuestionInterrupt",
+    "ServerFacts",
     "Skill",
     "SkillIndex",
     "SubAgent",
@@ -167,6 +168,7 @@ __all__ = [
     "TokenUsage",
     "answer_for",
     "card_text_of",
+    "choose_profile",
     "create_background_agent",
     "create_deep_agent",
     "current_task_call",
