@@ -24,7 +24,7 @@ from deepacp.session.core import Session
 from deepacp.session.handler import SessionHandler
 from deepacp.session.hosts import Host
 from deepacp.session.hosts.langgraph import ServerHost
-from deepacp.session.hosts.local import LocalHost, ModelFactory, Ready, no_wait
+from deepacp.session.hosts.local import Facts, LocalHost, ModelFactory, Ready, no_facts, no_wait
 from deepacp.session.hosts.threads import ServerThreads
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
@@ -83,10 +83,12 @@ class SessionManager:
         server: ServerThreads | None = None,
         remote: str | None = None,
         profile: str | None = None,
+        server_facts: Facts = no_facts,
     ) -> None:
         """`server`: the LangGraph server sessions run on; `remote`: the URL of the remote
         checkout every session works on (None: the local folder); `profile`: the --profile
-        flag (None: `DEEPACP_PROFILE`, then config.toml)."""
+        flag (None: `DEEPACP_PROFILE`, then config.toml); `server_facts`: what a model's
+        server says about itself, which chooses the profile when the user did not."""
         self.store = store
         keep_write_journal(store.home / "writes")  # and clean up after a killed process
         self.server = server
@@ -98,6 +100,7 @@ class SessionManager:
         self.harness_ready = harness_ready
         self.remote = remote
         self.profile = profile
+        self.server_facts = server_facts
         self._runner: Runner | None = None
         """The connection to the remote machine, shared by its sessions."""
         self._reached: RemoteBackend | None = None
@@ -208,7 +211,9 @@ class SessionManager:
         if self.server is not None:
             host = ServerHost(self.server)
         else:
-            host = LocalHost(records, self.model_factory, self.harness_ready, self.planning)
+            host = LocalHost(
+                records, self.model_factory, self.harness_ready, self.planning, self.server_facts
+            )
         here = self.server is None
         remote = workspace.remote
         setting = SandboxSetting(
