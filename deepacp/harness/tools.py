@@ -217,8 +217,8 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
             pattern: Text to look for (literal unless regex is true).
             path: File or directory to search.
             glob: Only files matching this glob.
-            regex: Treat pattern as a regular expression.
-            ignore_case: Match case-insensitively.
+            regex: pattern is a regular expression.
+            ignore_case: Ignore case.
         """
         limit = MAX_RESULTS + 1  # one more than shown: tells whether there were more
         query = GrepQuery(pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=limit)
@@ -261,8 +261,8 @@ def execute_tool(shell: Shell) -> BaseTool:
         Args:
             command: The shell command line.
             timeout: Seconds before the command is killed (default 120).
-            outside_sandbox: Run it outside the sandbox, only when the sandbox stopped it
-                (the user is asked first).
+            outside_sandbox: Only when the sandbox stopped it: run it outside (the user is
+                asked first).
         """
         call_id = runtime.tool_call_id or ""  # always set when the agent calls the tool
 

@@ -95,9 +95,8 @@ def _answer(
 
 def start_description(agents: Mapping[str, str]) -> str:
     return (
-        "Start a sub-agent on long work in the background and go on at once; the answer is "
-        "the task's id for check_background_task. It cannot ask the user: what needs "
-        "approval is refused in it. The sub-agents are those of the task tool."
+        "Run a sub-agent (as for task) in the background and go on at once; answers with the "
+        "task's id. It cannot ask the user: what needs approval is refused."
     )
 
 

@@ -31,7 +31,7 @@ from deepacp.harness.usage import USAGE_KEY
 
 GENERAL_PURPOSE = "general-purpose"
 GENERAL_PURPOSE_DESCRIPTION = (
-    "Has your tools: for research or many-step work whose detail you will not need afterwards."
+    "Your tools in a context of its own: for research or work of many steps."
 )
 GENERAL_PURPOSE_PROMPT = (
     "You are a sub-agent: another agent gave you the task below. Do it with your tools, then "
