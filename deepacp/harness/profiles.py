@@ -3,10 +3,12 @@
 A profile is data: text appended to the system prompt, tool descriptions to replace, tools
 to leave out, extra middleware (factories, so no two agents share an instance) and defaults
 for sub-agents. `profile_for(spec)` finds one by the exact `provider:model`, then by the
-provider alone, else None (the default harness). deepacp ships profiles for Anthropic's
-Claude models, OpenAI's GPT-5 family and small local models on Ollama; other packages add
-or replace profiles through the `deepacp.profiles` entry-point group, each entry naming a
-`HarnessProfile` or a sequence of them. Light to import (no LangChain).
+provider alone, else None (the default harness); `choose_profile` adds the user's choice
+(`profile`: `default` or `small-local`, for any model) and what the model's server says of
+its context. deepacp ships profiles for Anthropic's Claude models, OpenAI's GPT-5 family and
+small contexts (`small-local`: Ollama's by default); other packages add or replace profiles
+through the `deepacp.profiles` entry-point group, each entry naming a `HarnessProfile` or a
+sequence of them. Light to import (no LangChain).
 """
 
 from __future__ import annotations
@@ -142,7 +144,8 @@ FULL = HarnessProfile(DEFAULT)
 """The harness as it is, for models without a profile."""
 SMALL_CONTEXT = 8192
 """Tokens: a server on this machine whose context is this small or smaller gets the compact
-profile unless the user chose one (the default harness's prompt would fill half of it)."""
+profile unless the user chose one (the default harness's prompt, about 2,400 tokens, would
+take a third of it before the model reads a file)."""
 
 
 @dataclass(frozen=True)
@@ -196,8 +199,8 @@ def choose_profile(
         return compact
     if wanted == DEFAULT:
         return family if family is not None and family.name != COMPACT else FULL
-    small = facts is not None and facts.context is not None and facts.context <= SMALL_CONTEXT
-    return compact if small and facts is not None and facts.local else family
+    context = facts.context if facts is not None and facts.local else None
+    return compact if context is not None and context <= SMALL_CONTEXT else family
 
 
 def profile_for(spec: str) -> HarnessProfile | None:
