@@ -27,6 +27,10 @@ REMOTE_HELP = (
     "work on a checkout on another machine: ssh://[user@]host[:port]/path/to/repo "
     "(or docker://container/path); its files and commands are there"
 )
+PROFILE_HELP = (
+    "the harness profile: auto (default: chosen from the model and its server), default, "
+    "or small-local (short tool descriptions, fewer tools, for small contexts)"
+)
 SERVER_HELP = (
     "run the harness on the LangGraph server at URL (`langgraph dev` in a deepacp checkout); "
     "the files are the server's"
@@ -82,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sandbox", metavar="POLICY", help=SANDBOX_HELP)
     parser.add_argument("--remote", metavar="URL", help=REMOTE_HELP)
     parser.add_argument("--server", metavar="URL", help=SERVER_HELP)
+    parser.add_argument("--profile", metavar="NAME", help=PROFILE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser(
         "demo",
@@ -185,6 +190,7 @@ def add_run(commands: Any) -> None:
         action="store_true",
         help="continue the last session in this folder",
     )
+    run.add_argument("--profile", dest="run_profile", metavar="NAME", help=PROFILE_HELP)
 
 
 def positive(value: str) -> int:
@@ -207,6 +213,13 @@ def sandbox_flag(value: str | None) -> SandboxPolicy | None:
         raise ConfigError(str(exc)) from None
 
 
+def profile_flag(value: str | None) -> str | None:
+    """The --profile name, checked (a `ConfigError` names the profiles there are)."""
+    from deepacp.config import parse_profile
+
+    return parse_profile(value, "--profile") if value else None
+
+
 def server_options(args: argparse.Namespace) -> ServerOptions:
     """What `deepacp --stdio` was told on its command line."""
     from deepacp.config import ServerOptions
@@ -217,6 +230,7 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
         sandbox=sandbox_flag(args.sandbox),
         remote=args.remote,
         server=args.server,
+        profile=profile_flag(args.profile),
     )
 
 
@@ -245,8 +259,9 @@ def main(argv: list[str] | None = None) -> int:
             from deepacp.lsp.boot import serve as serve_lsp
 
             sandbox = sandbox_flag(args.sandbox)
+            profile = profile_flag(args.profile)
             say_if_terminal(BY_HAND["lsp"])
-            return serve_lsp(sandbox)
+            return serve_lsp(sandbox, profile)
         if args.command == "doctor":
             from deepacp.doctor import run_doctor
 
@@ -278,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.max_turns,
                 args.resume,
                 args.continue_last,
+                profile_flag(args.run_profile or args.profile),
             )
             return run_headless(options)
         build_parser().print_help()

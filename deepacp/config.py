@@ -5,6 +5,8 @@ config.toml keys (all optional)::
     model = "anthropic:claude-sonnet-4-5"        # the default model spec
     models = ["anthropic:claude-sonnet-4-5", "openai:gpt-5.1"]   # offered in model pickers
     effort = "medium"                            # reasoning effort: off, low, medium, high
+    profile = "small-local"                      # the harness profile: auto (the default),
+                                                 # default or small-local (DEEPACP_PROFILE wins)
 
     [providers.anthropic]                        # also openai, ollama
     base_url = "https://gateway.example.com"     # the provider's variable, if set, wins
@@ -64,8 +66,11 @@ DEFAULT_REWIND_BUDGET = 256 * 2**20
 """Bytes of file copies restore points may keep in all (`[rewind] budget_mb`)."""
 TOP_LEVEL_KEYS = frozenset(
     {"model", "models", "effort", "providers", "retry", "prices", "sandbox", "database"}
-    | {"goal", "rewind", "verify"}
+    | {"goal", "rewind", "verify", "profile"}
 )
+PROFILES = ("auto", "default", "small-local")
+"""The harness profiles a user can choose: chosen from the model and its server, the full
+harness, the compact one for small contexts (`deepacp.harness.profiles`)."""
 PROVIDER_KEYS = frozenset({"base_url", "first_token_timeout", "max_tokens"})
 PRICE_KEYS = frozenset({"input", "output", "cache_read", "cache_write", "currency"})
 MAX_CONFIG_BYTES = 1 << 20
@@ -92,6 +97,8 @@ class ServerOptions:
     """The --remote URL: every session works on that remote checkout (None: locally)."""
     server: str | None = None
     """The --server URL: sessions run on that LangGraph server (None: in this process)."""
+    profile: str | None = None
+    """The --profile flag (None: DEEPACP_PROFILE, then config.toml)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,8 @@ class UserConfig:
     """Bytes, from `[rewind] budget_mb`."""
     verify: bool = True
     """Ask the agent to run the project's checks before it ends a turn that changed files."""
+    profile: str | None = None
+    """The harness profile (`PROFILES`; None: auto)."""
 
 
 def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
@@ -169,6 +178,15 @@ def _prices(data: object, path: Path) -> dict[str, ModelPrices]:
             currency,
         )
     return prices
+
+
+def parse_profile(value: object, where: str = "profile") -> str:
+    """`value` as a profile name, or a `ConfigError` naming the nearest and every one."""
+    if isinstance(value, str) and value in PROFILES:
+        return value
+    near = difflib.get_close_matches(str(value), PROFILES, n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    raise ConfigError(f"{where}: unknown profile {value!r}{hint}; choose {', '.join(PROFILES)}")
 
 
 def parse_effort(value: object, where: str = "effort") -> Effort:
@@ -320,6 +338,7 @@ def load_config(home: Path | None = None) -> UserConfig:
         database=None if database is None else parse_database(database, f"{path}: 'database'"),
         rewind_budget=_rewind_budget(path, data.get("rewind", {})),
         verify=_verify(path, data.get("verify", True)),
+        profile=parse_profile(data["profile"], f"{path}: 'profile'") if "profile" in data else None,
     )
 
 

@@ -24,6 +24,7 @@ from deepacp.events import (
 )
 from deepacp.logs import WithoutTraceback, configure
 from deepacp.models import check_provider, configured_spec
+from deepacp.profile_setting import configured_profile
 from deepacp.run import exits
 from deepacp.run.json_output import JsonOutput, StreamJsonOutput
 from deepacp.run.output import Format, Output, RunResult, Tally, usage_of
@@ -61,6 +62,7 @@ class RunOptions:
     max_turns: int | None = None
     resume: str | None = None
     continue_last: bool = False
+    profile: str | None = None
 
 
 def output_for(form: Format, quiet: bool, cwd: str) -> Output:
@@ -245,6 +247,7 @@ def run_headless(options: RunOptions) -> int:
         parse_effort(options.effort, "--effort")
     if options.mode is not None:
         parse_mode(options.mode)
+    configured_profile(options.profile)  # a bad name is one line, before anything starts
     held = WithoutTraceback()
     log_file = configure("run", terminal=held)
     run = Run(options, workspace, spec, content)
@@ -277,6 +280,7 @@ async def _with_manager(run: Run, options: RunOptions) -> int:
         sandbox=sandbox_policy(options.sandbox),
         server=ServerThreads(options.server) if options.server else None,
         remote=options.remote,
+        profile=configured_profile(options.profile),
     )
     return await run(manager)
 

@@ -333,6 +333,7 @@ def _manager(store: Store, options: ServerOptions, harness_loaded: Future | None
         sandbox=opts.start_policy(options.sandbox),
         server=ServerThreads(options.server) if options.server else None,
         remote=options.remote,
+        profile=options.profile,
     )
 
 

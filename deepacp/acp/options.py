@@ -1,5 +1,5 @@
 """A session's modes and config options as its responses carry them (mode, model, thinking
-effort, sandbox), and the changes a client makes to them."""
+effort, sandbox, profile), and the changes a client makes to them."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 from deepacp.acp import updates
 from deepacp.acp.rpc import bad_params
 from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, parse_policy, sandbox_problem
-from deepacp.config import ServerOptions, load_config, parse_effort, sandbox_policy
+from deepacp.config import ServerOptions, load_config, parse_effort, parse_profile, sandbox_policy
 from deepacp.effort import EffortChoice, effort_choice
 from deepacp.errors import ConfigError, ModelConfigError
 from deepacp.models import check_provider, configured_spec, split_spec
-from deepacp.session import SandboxPart, Session, SessionRecord, parse_mode
+from deepacp.session import ProfilePart, SandboxPart, Session, SessionRecord, parse_mode
 
 
 def start_policy(flag: SandboxPolicy | None) -> SandboxPolicy:
@@ -76,6 +76,7 @@ def session_state(session: Session, options: ServerOptions) -> dict[str, Any]:
         record.mode, spec, model_choices(options, spec), effort_of(record)
     )
     config.append(updates.sandbox_option(session.part(SandboxPart).policy, sandbox_problem()))
+    config.append(updates.profile_option(session.part(ProfilePart).current))
     return {"modes": updates.mode_state(record.mode), "config_options": config}
 
 
@@ -104,6 +105,11 @@ async def set_option(
         await session.set_effort(parse_effort(value))
     elif config_id == updates.SANDBOX_OPTION:
         await session.part(SandboxPart).set(sandbox_choice(value))
+    elif config_id == updates.PROFILE_OPTION:
+        try:
+            session.part(ProfilePart).set(parse_profile(value, "profile"))
+        except ConfigError as exc:
+            raise bad_params(str(exc)) from None
     else:
         raise bad_params(f"unknown config option {config_id!r}")
     return session_state(session, options)["config_options"]

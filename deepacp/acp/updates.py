@@ -53,6 +53,12 @@ from deepacp.session import MODES, now
 EFFORT_OPTION = "effort"
 
 SANDBOX_OPTION = "sandbox"
+PROFILE_OPTION = "profile"
+PROFILE_DESCRIPTIONS = {
+    "auto": "Chosen from the model and its server",
+    "default": "The full harness",
+    "small-local": "For small contexts: short tool descriptions, fewer tools, a short prompt",
+}
 PERMISSION_LABELS: dict[PermissionKind, str] = {
     "allow_once": "Allow once",
     "allow_always": "Always allow",
@@ -272,6 +278,17 @@ def sandbox_option(current: SandboxPolicy, problem: str | None) -> S.SessionConf
         "off" if problem else current,
         [(p, p, POLICY_DESCRIPTIONS[p]) for p in choices],
         description=f"No sandbox: {problem}" if problem else "How shell commands are confined",
+    )
+
+
+def profile_option(current: str) -> S.SessionConfigOptionSelect:
+    """The `profile` option: how much of the harness the model is shown."""
+    return _select(
+        PROFILE_OPTION,
+        "Profile",
+        current,
+        [(name, name, about) for name, about in PROFILE_DESCRIPTIONS.items()],
+        description="The harness profile: tools and prompt the model is sent",
     )
 
 

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
         OUTSIDE_SANDBOX_ARG,
         WRITE_FILE,
     )
-    from deepacp.harness.profiles import HarnessProfile, profile_for
+    from deepacp.harness.profiles import HarnessProfile, ServerFacts, choose_profile, profile_for
     from deepacp.harness.skills import (
         SKILL_FILE,
         Skill,
@@ -115,7 +115,7 @@ _EXPORTS = {
         "OUTSIDE_SANDBOX_ARG",
         "WRITE_FILE",
     ),
-    "deepacp.harness.profiles": ("HarnessProfile", "profile_for"),
+    "deepacp.harness.profiles": ("HarnessProfile", "ServerFacts", "choose_profile", "profile_for"),
     "deepacp.harness.skills": (
         "SKILL_FILE",
         "Skill",
@@ -163,6 +163,7 @@ __all__ = [
     "Outcome",
     "PermissionRule",
     "QuestionInterrupt",
+    "ServerFacts",
     "Skill",
     "SkillIndex",
     "SubAgent",
@@ -174,6 +175,7 @@ __all__ = [
     "TurnLimitMiddleware",
     "answer_for",
     "card_text_of",
+    "choose_profile",
     "create_background_agent",
     "create_deep_agent",
     "current_task_call",

@@ -64,16 +64,15 @@ from deepacp.harness.names import (
     WRITE_TODOS,
 )
 from deepacp.harness.permissions import approval_gates, merge_gates
-from deepacp.harness.profiles import HarnessProfile, profile_for
-from deepacp.harness.prompts import BASE_PROMPT
+from deepacp.harness.profiles import FULL, HarnessProfile, profile_for
+from deepacp.harness.prompts import BASE_PROMPT, PLAN_PROMPT, PLAN_TOOL_DESCRIPTION
 from deepacp.harness.state import DeepAgentState
 
 Middleware = AgentMiddleware[Any, Any, Any]
 """Any middleware, whatever state, context and response types it declares."""
 
 SCRATCH_DIRS = (LARGE_RESULTS_DIR, HISTORY_DIR)
-NO_PROFILE = HarnessProfile("default")
-"""The harness as it is, for models without a profile."""
+NO_PROFILE = FULL
 
 
 def with_scratch_routes(backend: Backend) -> Backend:
@@ -124,7 +123,10 @@ def _tail(
         # Approval, innermost so it asks just before the tool runs (one interrupt per call).
         tail.append(HumanInTheLoopMiddleware(interrupt_on, interrupt_mode="per_call"))
     if planning and profile.offers(WRITE_TODOS):
-        tail.append(TodoListMiddleware())  # write_todos: a task list the editor shows as a plan
+        # write_todos: a task list the editor shows as a plan
+        tail.append(
+            TodoListMiddleware(system_prompt=PLAN_PROMPT, tool_description=PLAN_TOOL_DESCRIPTION)
+        )
     # Prompt caching marks the prompt as it stands here as the stable, cached prefix; memory,
     # which can change between calls, is appended after it.
     if caching:
@@ -161,7 +163,8 @@ def _compile(
 
 
 def _prompt(system_prompt: str | None, profile: HarnessProfile) -> str:
-    base = BASE_PROMPT if system_prompt is None else f"{system_prompt}\n\n{BASE_PROMPT}"
+    harness = profile.base_prompt or BASE_PROMPT
+    base = harness if system_prompt is None else f"{system_prompt}\n\n{harness}"
     return f"{base}\n{profile.prompt_suffix}" if profile.prompt_suffix else base
 
 
@@ -407,7 +410,8 @@ def create_deep_agent(
     # then memory last, so the stable prefix before it stays cacheable.
     context: list[Middleware] = []
     if skills:
-        context.append(SkillsMiddleware(backend, skills))  # skill names and paths
+        brief = not profile.skill_descriptions
+        context.append(SkillsMiddleware(backend, skills, brief))  # skill names and paths
     notes = MemoryMiddleware(backend, memory, nested=True) if memory else None  # AGENTS.md
     return _compile(
         model,

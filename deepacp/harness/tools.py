@@ -102,7 +102,7 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
         """List a directory of the workspace.
 
         Args:
-            path: Directory to list, relative to the workspace root ("" for the root).
+            path: Directory to list ("" for the workspace root).
         """
         entries = await backend.ls(path)
         if not entries:
@@ -113,12 +113,12 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
         return "\n".join(lines)
 
     async def read_file(file_path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> str:
-        """Read a text file, returned with line numbers (cat -n style).
+        """Read a text file, with line numbers.
 
         Args:
-            file_path: File to read, relative to the workspace root.
-            offset: Number of lines to skip (0 starts at the first line).
-            limit: Maximum number of lines to return.
+            file_path: File to read.
+            offset: Lines to skip.
+            limit: Most lines to return.
         """
         if offset < 0 or limit < 1:
             raise BackendError("offset must be >= 0 and limit >= 1")
@@ -142,8 +142,8 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
         """Create a file, or replace a file's whole content.
 
         Args:
-            file_path: File to write, relative to the workspace root.
-            content: The complete new content of the file.
+            file_path: File to write.
+            content: The file's whole new content.
         """
         before = await _read_or_none(backend, file_path)
         await backend.write_text(file_path, content)
@@ -155,14 +155,14 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
     async def edit_file(
         file_path: str, old_string: str, new_string: str, replace_all: bool = False
     ) -> tuple[str, dict]:
-        """Replace exact text in a file. old_string must match the file exactly (indentation
+        """Replace text in a file: old_string must match the file exactly (indentation
         included) and occur once, unless replace_all is true.
 
         Args:
-            file_path: File to edit, relative to the workspace root.
-            old_string: The exact text to replace.
-            new_string: The text to put in its place.
-            replace_all: Replace every occurrence instead of exactly one.
+            file_path: File to edit.
+            old_string: The text to replace.
+            new_string: Its replacement.
+            replace_all: Replace every occurrence.
         """
         before, after = await backend.edit(
             file_path, old_string, new_string, replace_all=replace_all
@@ -178,7 +178,7 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
         """Delete a file (or an empty directory).
 
         Args:
-            file_path: File to delete, relative to the workspace root.
+            file_path: File to delete.
         """
         try:
             before = await _read_or_none(backend, file_path)
@@ -189,12 +189,11 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
         return f"Deleted {relative}", edit_artifact(backend, file_path, before, None)
 
     async def glob(pattern: str, path: str = "") -> str:
-        """Find files by name pattern, such as "**/*.py" or "src/*.{ts,tsx}". Files ignored
-        by .gitignore are skipped.
+        """Find files by glob pattern; skips files .gitignore ignores.
 
         Args:
-            pattern: Glob pattern, relative to path; ** matches any number of directories.
-            path: Directory to search in, relative to the workspace root.
+            pattern: Glob pattern, relative to path; ** matches any directories.
+            path: Directory to search in.
         """
         found = await backend.glob(pattern, path, limit=MAX_RESULTS + 1)
         if not found:
@@ -211,15 +210,15 @@ def filesystem_tools(backend: Backend) -> list[BaseTool]:
         regex: bool = False,
         ignore_case: bool = False,
     ) -> str:
-        """Search file contents. Prints matching lines as path:line: text. Files ignored by
-        .gitignore are skipped.
+        """Search file contents; prints matching lines as path:line: text. Skips files
+        .gitignore ignores.
 
         Args:
-            pattern: Text to look for (a literal string unless regex is true).
-            path: File or directory to search, relative to the workspace root.
-            glob: Only search files matching this glob, such as "*.py".
-            regex: Treat pattern as a regular expression.
-            ignore_case: Match case-insensitively.
+            pattern: Text to look for (literal unless regex is true).
+            path: File or directory to search.
+            glob: Only files matching this glob.
+            regex: pattern is a regular expression.
+            ignore_case: Ignore case.
         """
         limit = MAX_RESULTS + 1  # one more than shown: tells whether there were more
         query = GrepQuery(pattern, path, glob, regex=regex, ignore_case=ignore_case, limit=limit)
@@ -255,16 +254,15 @@ def execute_tool(shell: Shell) -> BaseTool:
         timeout: float | None = None,
         outside_sandbox: bool = False,
     ) -> Any:
-        """Run a shell command in the workspace root and return its output and exit code.
-        The result names the sandbox policy it ran under; `off` means no sandbox. In a
-        sandbox, only the workspace is writable, /tmp is private, credentials are hidden,
-        and the network is off unless the policy allows it.
+        """Run a shell command in the workspace root; returns its output, exit code and
+        sandbox policy (`off`: none). In a sandbox only the workspace is writable,
+        credentials are hidden and the network is off unless the policy allows it.
 
         Args:
             command: The shell command line.
             timeout: Seconds before the command is killed (default 120).
-            outside_sandbox: Run it outside the sandbox, only after it failed because of
-                the sandbox and really needs more; the user is always asked first.
+            outside_sandbox: Only when the sandbox stopped it: run it outside (the user is
+                asked first).
         """
         call_id = runtime.tool_call_id or ""  # always set when the agent calls the tool
 

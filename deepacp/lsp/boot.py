@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 Message = dict[str, Any]
 
 
-def serve(sandbox: SandboxPolicy | None) -> int:
-    """Run `deepacp lsp` on stdin/stdout."""
+def serve(sandbox: SandboxPolicy | None, profile: str | None = None) -> int:
+    """Run `deepacp lsp` on stdin/stdout (`profile`: the --profile flag, checked)."""
     loading = threading.Thread(target=_import_server, daemon=True)
     loading.start()
     stdin, stdout = stdin_reader(), sys.stdout.buffer
@@ -50,7 +50,7 @@ def serve(sandbox: SandboxPolicy | None) -> int:
     from deepacp.lsp.server import serve as serve_server
 
     messages = Frames(Replay(raw, stdin), sys.stdout.buffer)
-    return serve_server(sandbox, messages, stdout)  # type: ignore[arg-type]
+    return serve_server(sandbox, messages, stdout, profile)  # type: ignore[arg-type]
 
 
 def _import_server() -> None:

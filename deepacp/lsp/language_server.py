@@ -64,6 +64,8 @@ class DeepacpLanguageServer(LanguageServer):
         self.runs: dict[str, asyncio.Task] = {}
         self.sandbox_flag: SandboxPolicy | None = None
         """The --sandbox flag (see `lsp_sandbox`)."""
+        self.profile_flag: str | None = None
+        """The --profile flag (None: DEEPACP_PROFILE, then config.toml)."""
         self._run_ids = itertools.count(1)
         self._published: set[str] = set()
 

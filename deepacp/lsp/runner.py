@@ -61,6 +61,7 @@ class EditorHost(Protocol):
     support: ClientSupport
     proposals: dict[str, Proposal]
     sandbox_flag: SandboxPolicy | None
+    profile_flag: str | None
 
     @property
     def work_done_progress(self) -> Progress: ...
@@ -203,7 +204,9 @@ async def run_edit(ls: EditorHost, run_id: str, args: EditArgs, target: Path, ro
     sandbox = lsp_sandbox(sandbox_policy(ls.sandbox_flag))
     if notice := overlay_notice(sandbox):
         ls.window_log_message(T.LogMessageParams(type=T.MessageType.Warning, message=notice))
-    manager = SessionManager(open_store(deepacp_home()), resolve_model, sandbox=sandbox)
+    manager = SessionManager(
+        open_store(deepacp_home()), resolve_model, sandbox=sandbox, profile=ls.profile_flag
+    )
     stop: str | None = None  # None: the run failed
     relative = target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)
     prompt = PROMPT.format(

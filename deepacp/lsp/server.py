@@ -149,11 +149,13 @@ def serve(
     sandbox: SandboxPolicy | None = None,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
+    profile: str | None = None,
 ) -> int:
     """Serve on `stdin`/`stdout` (default: the process's); see `deepacp.lsp.boot`."""
     from deepacp.logs import configure
 
     configure("lsp", one_line=True)  # a client's bad message is no traceback for a person
     server.sandbox_flag = sandbox
+    server.profile_flag = profile
     server.start_io(stdin, stdout)
     return 0

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from deepacp.session.lifecycle import SessionManager, Workspace
     from deepacp.session.mcp import McpServer
     from deepacp.session.modes import DEFAULT_MODE, MODES, Mode, parse_mode
+    from deepacp.session.parts.profile import ProfilePart
     from deepacp.session.parts.restore import RestorePart
     from deepacp.session.parts.sandbox import SandboxPart
     from deepacp.session.replays import Replays, code_stamp, file_stamp, replays_of
@@ -33,6 +34,7 @@ _EXPORTS = {
     "deepacp.session.lifecycle": ("SessionManager", "Workspace"),
     "deepacp.session.mcp": ("McpServer",),
     "deepacp.session.modes": ("DEFAULT_MODE", "MODES", "Mode", "parse_mode"),
+    "deepacp.session.parts.profile": ("ProfilePart",),
     "deepacp.session.parts.restore": ("RestorePart",),
     "deepacp.session.parts.sandbox": ("SandboxPart",),
     "deepacp.session.replays": ("Replays", "code_stamp", "file_stamp", "replays_of"),
@@ -54,6 +56,7 @@ __all__ = [
     "McpServer",
     "Mode",
     "PostgresStore",
+    "ProfilePart",
     "Ready",
     "Replays",
     "RestorePart",

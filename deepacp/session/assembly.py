@@ -35,6 +35,8 @@ class Contributions:
     inbox: list[Callable[[], Awaitable[list[Any]]]] = field(default_factory=list)
     """What the model should hear before its next call, one source each."""
     task_status: Callable[[str], Any] = lambda task_id: None
+    profile: str | None = None
+    """The harness profile the user chose (None: by the model and its server)."""
     """Where a background task stands, as its runner knows it (None: not known here)."""
 
 

@@ -19,11 +19,12 @@ from deepacp.backends.runners import Runner, parse_remote, runner_for
 from deepacp.backends.sandbox import DEFAULT_POLICY, SandboxPolicy, SandboxSetting
 from deepacp.config import Effort
 from deepacp.errors import RemoteUnavailable, SessionNotFound, WrongWorkspace
+from deepacp.profile_setting import configured_profile
 from deepacp.session.core import Session
 from deepacp.session.handler import SessionHandler
 from deepacp.session.hosts import Host
 from deepacp.session.hosts.langgraph import ServerHost
-from deepacp.session.hosts.local import LocalHost, ModelFactory, Ready, no_wait
+from deepacp.session.hosts.local import Facts, LocalHost, ModelFactory, Ready, no_facts, no_wait
 from deepacp.session.hosts.threads import ServerThreads
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
@@ -33,6 +34,7 @@ from deepacp.session.parts.goal import GoalPart
 from deepacp.session.parts.hooks import HooksPart
 from deepacp.session.parts.mcp import McpPart
 from deepacp.session.parts.permissions import PermissionsPart
+from deepacp.session.parts.profile import ProfilePart
 from deepacp.session.parts.replays import ReplaysPart
 from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.review import ReviewPart
@@ -80,9 +82,13 @@ class SessionManager:
         sandbox: SandboxPolicy = DEFAULT_POLICY,
         server: ServerThreads | None = None,
         remote: str | None = None,
+        profile: str | None = None,
+        server_facts: Facts = no_facts,
     ) -> None:
         """`server`: the LangGraph server sessions run on; `remote`: the URL of the remote
-        checkout every session works on (None: the local folder)."""
+        checkout every session works on (None: the local folder); `profile`: the --profile
+        flag (None: `DEEPACP_PROFILE`, then config.toml); `server_facts`: what a model's
+        server says about itself, which chooses the profile when the user did not."""
         self.store = store
         keep_write_journal(store.home / "writes")  # and clean up after a killed process
         self.server = server
@@ -93,6 +99,8 @@ class SessionManager:
         """The sandbox policy new sessions start with."""
         self.harness_ready = harness_ready
         self.remote = remote
+        self.profile = profile
+        self.server_facts = server_facts
         self._runner: Runner | None = None
         """The connection to the remote machine, shared by its sessions."""
         self._reached: RemoteBackend | None = None
@@ -203,7 +211,9 @@ class SessionManager:
         if self.server is not None:
             host = ServerHost(self.server)
         else:
-            host = LocalHost(records, self.model_factory, self.harness_ready, self.planning)
+            host = LocalHost(
+                records, self.model_factory, self.harness_ready, self.planning, self.server_facts
+            )
         here = self.server is None
         remote = workspace.remote
         setting = SandboxSetting(
@@ -237,6 +247,7 @@ class SessionManager:
             restore,
             PermissionsPart(WorkspaceRules(records.home, record.cwd) if kept else None),
             ReplaysPart(replays_of(records, self.server, remote)),
+            ProfilePart(configured_profile(self.profile)),
         ]
         session = Session(
             record, records, handler, host, parts, policy, backend_for, workspace.extra_roots

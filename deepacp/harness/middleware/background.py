@@ -38,7 +38,7 @@ from deepacp.harness.background import (
     shown_status,
 )
 from deepacp.harness.messages import CARD_TEXT
-from deepacp.harness.middleware.subagents import TaskArgs, agents_offered, child_input
+from deepacp.harness.middleware.subagents import TaskArgs, child_input
 from deepacp.harness.names import (
     CANCEL_BACKGROUND_TASK,
     CHECK_BACKGROUND_TASK,
@@ -55,12 +55,12 @@ class BackgroundState(AgentState):
 
 class TaskIdArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    task_id: str = Field(description="The id start_background_task answered with.")
+    task_id: str = Field(description="The task's id.")
     runtime: ToolRuntime
 
 
 class UpdateArgs(TaskIdArgs):
-    message: str = Field(description="More instructions for the task, complete in themselves.")
+    message: str = Field(description="The instructions, complete in themselves.")
 
 
 class ListArgs(BaseModel):
@@ -95,10 +95,8 @@ def _answer(
 
 def start_description(agents: Mapping[str, str]) -> str:
     return (
-        "Start a sub-agent on a self-contained task in the background and go on at once: "
-        "the answer is the task's id. Use it for long work you do not need to wait for; "
-        "check it later with check_background_task. It cannot ask the user anything: what "
-        f"would need the user's approval is refused inside it.\n\n{agents_offered(agents)}"
+        "Run a sub-agent (as for task) in the background and go on at once; answers with the "
+        "task's id. It cannot ask the user: what needs approval is refused."
     )
 
 
@@ -145,14 +143,13 @@ class BackgroundTasksMiddleware(AgentMiddleware):
             tool(
                 check,
                 CHECK_BACKGROUND_TASK,
-                "Where a background task stands; when it has finished, its report (given once).",
+                "A background task's status; once finished, its report (given once).",
                 TaskIdArgs,
             ),
             tool(
                 update,
                 UPDATE_BACKGROUND_TASK,
-                "Send a running background task more instructions; it reads them before its "
-                "next step.",
+                "Send a running background task more instructions for its next step.",
                 UpdateArgs,
             ),
             tool(cancel, CANCEL_BACKGROUND_TASK, "Stop a running background task.", TaskIdArgs),

@@ -32,8 +32,7 @@ from deepacp.harness.usage import USAGE_KEY
 
 GENERAL_PURPOSE = "general-purpose"
 GENERAL_PURPOSE_DESCRIPTION = (
-    "A general-purpose agent with the same tools as you: for research, multi-step work or "
-    "anything that would fill your context with detail you do not need afterwards."
+    "Your tools in a context of its own: for research or work of many steps."
 )
 GENERAL_PURPOSE_PROMPT = (
     "You are a sub-agent: another agent gave you the task below. Do it with your tools, then "
@@ -84,10 +83,10 @@ class TaskArgs(BaseModel):
     # Models sometimes put the real instructions under an invented key: refuse those calls.
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     description: str = Field(
-        description="A complete, self-contained brief: the goal, what you already know, and "
-        "what to report back. The sub-agent sees nothing else."
+        description="The whole brief (goal, what you know, what to report): the sub-agent sees "
+        "nothing else."
     )
-    subagent_type: str = Field(description="Which sub-agent to use (see the tool description).")
+    subagent_type: str = Field(description="A sub-agent the task tool lists.")
     runtime: ToolRuntime  # injected by the tool node; not part of what the model sees
 
 
@@ -119,15 +118,14 @@ def final_report(state: Mapping[str, Any]) -> str:
 def agents_offered(agents: Mapping[str, str]) -> str:
     """The sub-agents a tool's description offers (name: description)."""
     listing = "\n".join(f"- {name}: {description}" for name, description in agents.items())
-    return f"Available sub-agents (subagent_type):\n{listing}"
+    return f"Sub-agents (subagent_type):\n{listing}"
 
 
 def task_description(agents: Mapping[str, str]) -> str:
     return (
-        "Delegate a self-contained task to a sub-agent that works in its own context and "
-        "reports back. Use it for work that needs many steps or much reading you will not "
-        "need afterwards. For independent tasks, make several task calls in one message: "
-        f"they run in parallel.\n\n{agents_offered(agents)}"
+        "Give a self-contained task to a sub-agent, which works in its own context and "
+        "answers with a report. Calls in one message run in parallel."
+        f"\n\n{agents_offered(agents)}"
     )
 
 

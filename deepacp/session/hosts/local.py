@@ -25,9 +25,16 @@ class ModelFactory(Protocol):
 
 Ready = Callable[[], Awaitable[None]]
 """Waits until the harness can be imported without racing another import of it."""
+Facts = Callable[[str], Any]
+"""What the server of a model spec says about itself (`deepacp.harness.ServerFacts`, None:
+not known); called in a thread, before a graph is built, to choose the profile."""
 
 
 async def no_wait() -> None:
+    return None
+
+
+def no_facts(spec: str) -> Any:
     return None
 
 
@@ -38,8 +45,10 @@ class LocalHost:
         model_factory: ModelFactory,
         harness_ready: Ready = no_wait,
         planning: bool = True,
+        server_facts: Facts = no_facts,
     ) -> None:
         self.records = records
+        self.server_facts = server_facts
         self.model_factory = model_factory
         self.harness_ready = harness_ready
         self.planning = planning
@@ -56,7 +65,7 @@ class LocalHost:
 
     async def graph(self, ctx: HostedSession, parts: Contributions) -> Any:
         await self.harness_ready()
-        from deepacp.harness import SummarizationMiddleware, profile_for
+        from deepacp.harness import SummarizationMiddleware, choose_profile
         from deepacp.session.assembly import assemble
 
         record = ctx.record
@@ -70,6 +79,7 @@ class LocalHost:
             self._model_of = wanted
         self.window = (getattr(self._model, "profile", None) or {}).get("max_input_tokens")
         self._summarizer = SummarizationMiddleware(ctx.backend, before_compact=parts.before_compact)
+        facts = await asyncio.to_thread(self.server_facts, wanted[0])
         return await asyncio.to_thread(  # a quarter second of CPU, or more
             assemble,
             self._model,
@@ -78,7 +88,7 @@ class LocalHost:
             await self.records.checkpointer(),
             parts,
             planning=self.planning,
-            profile=profile_for(wanted[0]),
+            profile=choose_profile(wanted[0], parts.profile, facts),
             retry=load_config().retry,
             summarizer=self._summarizer,
         )

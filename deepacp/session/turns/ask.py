@@ -15,13 +15,12 @@ ASKED_IN_CHAT = (
 
 
 async def ask_user(question: str, runtime: ToolRuntime, choices: list[str] | None = None) -> str:
-    """Ask the user a question and wait for the answer. Use it for decisions only the user
-    can make (which option they want, information you cannot find); not for permission to
-    run tools, which is asked for automatically.
+    """Ask the user and wait for the answer: for decisions only they can make, not for
+    permission to run tools (that is asked for automatically).
 
     Args:
-        question: The question, complete enough to answer without more context.
-        choices: Answers to pick from, when there is a fixed set.
+        question: The question, complete in itself.
+        choices: A fixed set of answers to pick from, if any.
     """
     asked = QuestionInterrupt(runtime.tool_call_id or "", question, tuple(choices or ()))
     return str(interrupt(asked.as_value()))
