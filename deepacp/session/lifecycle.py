@@ -37,6 +37,7 @@ from deepacp.session.parts.replays import ReplaysPart
 from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.review import ReviewPart
 from deepacp.session.parts.sandbox import SandboxPart
+from deepacp.session.parts.server import ServerPart
 from deepacp.session.parts.title import TitlePart
 from deepacp.session.replays import Replays, replays_of
 from deepacp.session.restore import RestorePoints, discard
@@ -230,6 +231,7 @@ class SessionManager:
             McpPart(workspace.mcp_servers, self.harness_ready),
             TitlePart(),
             SandboxPart(setting, str(remote.runner.target) if remote is not None else None),
+            ServerPart(here),
             HooksPart(setting, here),
             ReviewPart(workspace.review),
             GoalPart(),

@@ -1,0 +1,100 @@
+"""What a local model server says about itself (`deepacp.server_facts`), in the shapes of
+llama.cpp's server, vLLM, LM Studio and Ollama, from stub servers that answer as they do; a
+server that answers none of those questions has no facts, and asking costs no error. The
+real llama.cpp server's answer is tested in tests/services/test_llama_server.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepacp import server_facts
+from deepacp.server_facts import ServerFacts, facts_for, probe
+from tests.providers.canned import PathServer, closed_port
+from tests.providers.ollama_server import OllamaServer
+
+LLAMA_CPP_PROPS = {
+    "default_generation_settings": {"n_ctx": 2048, "params": {}},
+    "model_path": "/models/SmolLM2-135M-Instruct.Q4_1.gguf",
+    "chat_template_caps": {"supports_tools": False, "supports_tool_calls": False},
+}
+
+
+@pytest.fixture(autouse=True)
+def forget() -> None:
+    server_facts._known.clear()
+
+
+def test_llama_cpp_says_its_context_and_that_its_template_drops_tools():
+    with PathServer({"/props": LLAMA_CPP_PROPS}) as server:
+        facts = probe(f"{server.base_url}/v1", "smollm2")
+    assert facts == ServerFacts(
+        f"{server.base_url}/v1", 2048, False, "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    )
+
+
+def test_an_older_llama_cpp_is_read_from_its_template():
+    props = {"default_generation_settings": {"n_ctx": 4096}, "chat_template": "{% if tools %}"}
+    with PathServer({"/props": props}) as server:
+        facts = probe(server.base_url, "m")
+    assert (facts.context_length, facts.tools_supported) == (4096, True)
+
+
+def test_vllm_says_its_max_model_len():
+    listing = {
+        "object": "list",
+        "data": [
+            {"id": "other", "max_model_len": 8192},
+            {"id": "Qwen/Qwen3-8B", "object": "model", "max_model_len": 32768},
+        ],
+    }
+    with PathServer({"/v1/models": listing}) as server:
+        facts = probe(f"{server.base_url}/v1", "Qwen/Qwen3-8B")
+    assert facts == ServerFacts(f"{server.base_url}/v1", 32768, None, "Qwen/Qwen3-8B")
+
+
+def test_lm_studio_says_the_context_the_model_is_loaded_with():
+    listing = {
+        "data": [
+            {
+                "id": "qwen2.5-7b-instruct",
+                "state": "loaded",
+                "max_context_length": 32768,
+                "loaded_context_length": 4096,
+            }
+        ]
+    }
+    with PathServer({"/v1/models": {"data": [{"id": "qwen2.5-7b-instruct"}]}}) as server:
+        server.answers["/api/v0/models"] = listing
+        facts = probe(f"{server.base_url}/v1", "qwen2.5-7b-instruct")
+    assert (facts.context_length, facts.model_name) == (4096, "qwen2.5-7b-instruct")
+
+
+def test_ollama_says_its_context_and_capabilities():
+    with OllamaServer(models={"smollm2:135m": ("completion",)}) as server:
+        facts = probe(f"{server.base_url}/v1", "smollm2:135m")
+    assert facts == ServerFacts(f"{server.base_url}/v1", 131072, False, "smollm2:135m")
+
+
+def test_a_server_without_such_endpoints_has_no_facts_and_no_error():
+    with PathServer({}) as server:
+        assert probe(f"{server.base_url}/v1", "gpt-4.1") is None
+        asked = list(server.asked)
+    assert asked == ["/props", "/api/show", "/v1/models", "/api/v0/models"]
+    assert probe(closed_port(), "gpt-4.1") is None
+
+
+def test_a_server_is_asked_once_per_process(monkeypatch):
+    with PathServer({"/props": LLAMA_CPP_PROPS}) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.base_url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        first, second = facts_for("openai:smollm2"), facts_for("openai:smollm2")
+        assert server.asked == ["/props"]
+    assert first == second and first is not None and first.context_length == 2048
+
+
+def test_a_hosted_api_is_not_asked(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    assert facts_for("openai:gpt-4.1") is None  # no base URL set: api.openai.com
+    assert facts_for("anthropic:claude-sonnet-4-5") is None
+    assert facts_for("scripted:/tmp/x.json") is None
