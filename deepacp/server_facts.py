@@ -45,6 +45,18 @@ class ServerFacts:
     tools_supported: bool | None = None
     model_name: str | None = None
 
+    @property
+    def local(self) -> bool:
+        """Whether the server runs on this machine (a small context then calls for the
+        compact profile: `choose_profile` reads `local` and `context`)."""
+        from deepacp.models import is_local
+
+        return is_local(self.url)
+
+    @property
+    def context(self) -> int | None:
+        return self.context_length
+
 
 def tools_dropped_line(facts: ServerFacts) -> str:
     """What a user reads when the server leaves the tool definitions out of the prompt."""

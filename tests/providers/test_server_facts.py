@@ -98,3 +98,26 @@ def test_a_hosted_api_is_not_asked(monkeypatch):
     assert facts_for("openai:gpt-4.1") is None  # no base URL set: api.openai.com
     assert facts_for("anthropic:claude-sonnet-4-5") is None
     assert facts_for("scripted:/tmp/x.json") is None
+
+
+class ServerError(Exception):
+    """An HTTP error as the provider clients raise it: a status and the JSON body."""
+
+    def __init__(self, status_code: int, body: object) -> None:
+        super().__init__(str(body))
+        self.status_code, self.body = status_code, body
+
+
+def test_an_overflow_without_sizes_names_the_context_the_server_told(monkeypatch):
+    from deepacp.harness.provider_errors import explain
+    from deepacp.models import endpoint
+
+    with PathServer({"/props": LLAMA_CPP_PROPS}) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.base_url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        facts_for("openai:smollm2")
+    overflow = ServerError(400, {"error": "the input length exceeds the context length"})
+    assert explain(overflow, endpoint("openai"), "smollm2") == (
+        "the model's context (2,048 tokens) is smaller than the request: raise the server's "
+        "context size or use the compact profile"
+    )
