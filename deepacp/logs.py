@@ -18,6 +18,7 @@ from deepacp.secrets import redact, secret_values
 LOG_FILE = "deepacp.log"
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 """What DEEPACP_LOG_LEVEL may be: what the log file keeps (stderr: warnings and errors)."""
+PROVIDER_CLIENTS = ("langchain_openai", "langchain_anthropic", "langchain_ollama")
 
 
 def log_path() -> Path:
@@ -47,7 +48,7 @@ class TerminalLines(logging.Formatter):
 
 class WithoutTraceback(logging.Filter):
     """Keeps records that carry a traceback off the terminal (the file has them; the error
-    they end in says where it is), and counts them."""
+    they end in says where it is), and counts them; and the provider clients' own records."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -57,7 +58,9 @@ class WithoutTraceback(logging.Filter):
         if record.exc_info:
             self.held += 1
             return False
-        return True
+        # A provider client's own warning (langchain-openai's "stream_chunk_timeout fired")
+        # is about a failure the user reads as deepacp's one line: the file has it.
+        return not record.name.startswith(PROVIDER_CLIENTS)
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):

@@ -100,14 +100,18 @@ def context_sizes(exc: BaseException) -> tuple[int, int] | None:
     return None
 
 
-def overflow_line(exc: BaseException, estimate: int | None = None) -> str:
+def overflow_line(
+    exc: BaseException, estimate: int | None = None, context: int | None = None
+) -> str:
     """What a context overflow means for the user: the sizes (the server's, else our
-    `estimate` of the prompt's), and the fix."""
+    `estimate` of the prompt's and the `context` length the server told us of before),
+    and the fix."""
     sizes = context_sizes(exc)
     if sizes is None:
         request = f"deepacp's prompt (about {estimate:,} tokens)" if estimate else "the request"
+        window = f"the model's context ({context:,} tokens)" if context else "the model's context"
         return (
-            f"the model's context is smaller than {request}: raise the server's context size "
+            f"{window} is smaller than {request}: raise the server's context size "
             "or use the compact profile"
         )
     context, prompt = sizes

@@ -242,5 +242,8 @@ def explain(exc: BaseException, where: Endpoint, model: str) -> str | None:
             f"be reading a long prompt): to wait longer, set {where.timeout_source}"
         )
     if context_overflow(exc):
-        return overflow_line(exc)
+        from deepacp.server_facts import cached  # what the server said of itself, if asked
+
+        facts = cached(where.url, model)
+        return overflow_line(exc, context=facts.context_length if facts else None)
     return None

@@ -24,7 +24,7 @@ from deepacp.session.core import Session
 from deepacp.session.handler import SessionHandler
 from deepacp.session.hosts import Host
 from deepacp.session.hosts.langgraph import ServerHost
-from deepacp.session.hosts.local import Facts, LocalHost, ModelFactory, Ready, no_facts, no_wait
+from deepacp.session.hosts.local import Facts, LocalHost, ModelFactory, Ready, asked_facts, no_wait
 from deepacp.session.hosts.threads import ServerThreads
 from deepacp.session.mcp import McpServer
 from deepacp.session.modes import Mode
@@ -39,6 +39,7 @@ from deepacp.session.parts.replays import ReplaysPart
 from deepacp.session.parts.restore import RestorePart
 from deepacp.session.parts.review import ReviewPart
 from deepacp.session.parts.sandbox import SandboxPart
+from deepacp.session.parts.server import ServerPart
 from deepacp.session.parts.title import TitlePart
 from deepacp.session.replays import Replays, replays_of
 from deepacp.session.restore import RestorePoints, discard
@@ -83,7 +84,7 @@ class SessionManager:
         server: ServerThreads | None = None,
         remote: str | None = None,
         profile: str | None = None,
-        server_facts: Facts = no_facts,
+        server_facts: Facts = asked_facts,
     ) -> None:
         """`server`: the LangGraph server sessions run on; `remote`: the URL of the remote
         checkout every session works on (None: the local folder); `profile`: the --profile
@@ -240,6 +241,7 @@ class SessionManager:
             McpPart(workspace.mcp_servers, self.harness_ready),
             TitlePart(),
             SandboxPart(setting, str(remote.runner.target) if remote is not None else None),
+            ServerPart(here),
             HooksPart(setting, here),
             ReviewPart(workspace.review),
             GoalPart(),

@@ -1,7 +1,8 @@
 """Two servers that fail the way real model servers do, for the error tests: one that
 answers every request with the same HTTP error (a context overflow in llama.cpp's, vLLM's,
 LM Studio's or Ollama's words), and one that takes the request and never answers (a local
-server still reading a long prompt). Each counts the requests it received."""
+server still reading a long prompt). Each counts the model requests it received (not
+deepacp's questions about the server: `deepacp.server_facts`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+MODEL_PATHS = ("/chat/completions", "/responses", "/messages", "/api/chat")
 
 
 class CannedServer:
@@ -24,7 +27,7 @@ class CannedServer:
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
-                canned.requests += 1
+                canned.requests += self.path.endswith(MODEL_PATHS)
                 data = json.dumps(canned.body).encode()
                 self.send_response(canned.status)
                 self.send_header("content-type", "application/json")
@@ -74,7 +77,8 @@ class SilentServer:
 
     def _read(self, conn: socket.socket) -> None:
         try:
-            if conn.recv(65536):  # a request's first bytes: it was sent
+            line = conn.recv(65536).split(b"\r\n", 1)[0].split(b" ")  # the request line
+            if len(line) > 1 and line[1].decode(errors="replace").endswith(MODEL_PATHS):
                 self.requests += 1
         except OSError:
             pass
@@ -95,3 +99,42 @@ def closed_port() -> str:
     with socket.create_server(("127.0.0.1", 0)) as probe:
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+class PathServer:
+    """Answers the GETs and POSTs of the paths in `answers` with their JSON (404 for any
+    other), and records each path asked for: what a server says about itself."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers, self.asked = answers, list[str]()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                server.asked.append(self.path)
+                found = self.path in server.answers
+                data = json.dumps(server.answers.get(self.path, {"error": "not found"})).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                self.do_GET()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+
+    base_url = CannedServer.base_url
+    __exit__ = CannedServer.__exit__
+
+    def __enter__(self) -> PathServer:
+        threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True).start()
+        return self

@@ -5,3 +5,4 @@ a process of its own are marked `e2e` too. The tests of one daemon share one xdi
 
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.langgraph import langgraph_server  # noqa: F401 (fixture)
+from tests.support.llama import llama_server, llama_small_server  # noqa: F401 (fixtures)

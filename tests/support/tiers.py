@@ -32,10 +32,14 @@ DAEMONS = {
     "postgres_url": "postgres",
     "ssh_server": "sshd",
     "langgraph_server": "langgraph",
+    "llama_server": "llama",
+    "llama_small_server": "llama",
 }
 """Session fixture -> the xdist group of the tests that use it."""
 SLOW_FIXTURES = {
     "langgraph_server": "starts `langgraph dev`, which may take a minute to answer under load",
+    "llama_server": "a real model on 2 CPU cores reads deepacp's prompt for up to a minute",
+    "llama_small_server": "a real model on 2 CPU cores reads deepacp's prompt for up to a minute",
 }
 """Fixture -> why every test that uses it is `slow`."""
 

@@ -34,8 +34,12 @@ async def no_wait() -> None:
     return None
 
 
-def no_facts(spec: str) -> Any:
-    return None
+def asked_facts(spec: str) -> Any:
+    """What the model's server said when asked (`deepacp.server_facts`: once a process, and
+    only a server the user points at, never a hosted API)."""
+    from deepacp.server_facts import facts_for
+
+    return facts_for(spec)
 
 
 class LocalHost:
@@ -45,7 +49,7 @@ class LocalHost:
         model_factory: ModelFactory,
         harness_ready: Ready = no_wait,
         planning: bool = True,
-        server_facts: Facts = no_facts,
+        server_facts: Facts = asked_facts,
     ) -> None:
         self.records = records
         self.server_facts = server_facts
