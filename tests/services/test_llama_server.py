@@ -87,7 +87,7 @@ def test_run_answers_within_the_cap_and_warns_that_tools_are_dropped(tmp_path, l
     assert f"note: {dropped(llama_server)}" in lines, result
     stop = re.fullmatch(r"\[(end_turn|max_tokens); session \S+\]", lines[-1])
     assert stop is not None, result  # the model's own end, or the cap's: never runaway
-    assert result.returncode == {"end_turn": 0, "max_tokens": 1}[stop[1]]
+    assert result.returncode == {"end_turn": 0, "max_tokens": 4}[stop[1]]
     answer = [line for line in lines[:-1] if not line.startswith("note: ")]
     assert "".join(answer).strip()  # the model said something
 
@@ -128,9 +128,17 @@ async def test_cancel_stops_the_servers_generation(tmp_path, llama_server):
         await wait_for(lambda: not llama_server.processing(), 20)
 
 
-def test_an_overflow_is_one_readable_line(tmp_path, llama_small_server):
+def test_a_small_context_gets_the_compact_profile_and_answers(tmp_path, llama_small_server):
+    """The server's 512-token context, asked of it, chooses the compact profile: it fits."""
     result = run(tmp_path, llama_small_server, "Say hello.")
-    assert result.returncode == 2 and notes_only(llama_small_server, result.stdout), result
+    stop = re.fullmatch(r"\[(end_turn|max_tokens); session \S+\]", result.stdout.splitlines()[-1])
+    assert stop is not None and not result.stderr, result  # an answer (within the cap)
+
+
+def test_an_overflow_is_one_readable_line(tmp_path, llama_small_server):
+    """The whole harness (`profile = "default"`) does not fit in 512 tokens."""
+    result = run(tmp_path, llama_small_server, "Say hello.", 'profile = "default"\n' + CONFIG)
+    assert result.returncode == 3 and notes_only(llama_small_server, result.stdout), result
     line = result.stderr.splitlines()[0].removeprefix("deepacp: ")
     sizes = re.fullmatch(
         r"the model's context \(512 tokens\) is smaller than deepacp's prompt \(([\d,]+) "
@@ -146,7 +154,7 @@ def test_a_slow_first_token_is_a_timeout_asked_once(tmp_path, llama_server):
     words = " ".join(f"w{n * 7919 % 10007}" for n in range(150))  # never read before
     config = CONFIG + "first_token_timeout = 0.2\n"
     result = run(tmp_path, llama_server, f"Count these: {words}", config)
-    assert result.returncode == 2 and notes_only(llama_server, result.stdout), result  # no retry
+    assert result.returncode == 3 and notes_only(llama_server, result.stdout), result  # no retry
     expected = (
         f"no answer from {llama_server.base_url} after 0.2 s (the server may still be reading "
         "a long prompt): to wait longer, set first_token_timeout under [providers.openai] in "
