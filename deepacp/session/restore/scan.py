@@ -103,13 +103,14 @@ class Scanner:
     def scan(self) -> Snapshot:
         if self._last is not None and not self.git.moved() and self.watch.quiet():
             return self._last
+        self._last = None  # a scan that fails after the watch is armed leaves none
         repository = self.git.locate()
         index = () if repository is None else (repository.index.parent,)
         self.watch.arm(self.git.ignored_folders, index)
-        self._last = self._through_git() or self._walked()
+        snapshot = self._last = self._through_git() or self._walked()
         if self.closed:
             self.close()
-        return self._last
+        return snapshot
 
     def close(self) -> None:
         """Let the watch go (called between scans)."""

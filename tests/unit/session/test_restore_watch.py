@@ -159,3 +159,12 @@ def test_a_closed_session_lets_its_watch_go(root: Path, tmp_path: Path) -> None:
     assert points.scanner.watch._fd is not None
     points.release()
     assert points.scanner.watch._fd is None
+
+
+def test_a_scan_after_the_session_closed_still_answers(root: Path, tmp_path: Path) -> None:
+    """A background task's command may end after its session closed."""
+    points = RestorePoints(tmp_path / "home", uuid.uuid4().hex, root)
+    points.begin("run", "thread", None)
+    points.release()
+    assert command(points, lambda: (root / "late.txt").write_text("late\n")) == ["late.txt"]
+    assert points.scanner.watch._fd is None
