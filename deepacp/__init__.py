@@ -1,8 +1,9 @@
 """deepacp: a deep coding agent that lives in your editor."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deepacp._version import __version__
+from deepacp.lazy import lazy_names
 
 if TYPE_CHECKING:
     from deepacp.harness import (
@@ -23,11 +24,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # Imported on first use: `deepacp --stdio` must answer `initialize` before the
-    # harness (LangChain, LangGraph) is loaded.
-    if name in __all__:
-        import deepacp.harness
-
-        return getattr(deepacp.harness, name)
-    raise AttributeError(f"module 'deepacp' has no attribute {name!r}")
+# Imported on first use: `deepacp --stdio` must answer `initialize` before the harness
+# (LangChain, LangGraph) is loaded.
+__getattr__ = lazy_names(__name__, dict.fromkeys(set(__all__) - {"__version__"}, "deepacp.harness"))

@@ -5,7 +5,9 @@ deepacp.harness import X`, `tests/unit/test_layers.py`). Lazy: importing this pa
 loads nothing; a name loads its home module on first use, so `deepacp --stdio` answers
 `initialize` before LangChain is loaded."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from deepacp.lazy import homes_of, lazy_names
 
 if TYPE_CHECKING:
     from deepacp.backends.permissions import CommandRule, PermissionRule
@@ -126,7 +128,6 @@ _EXPORTS = {
     "deepacp.harness.state": ("MESSAGES", "MESSAGES_CHANNEL", "read_messages", "read_value"),
     "deepacp.harness.usage": ("USAGE_KEY", "TokenUsage"),
 }
-_HOMES = {name: home for home, exported in _EXPORTS.items() for name in exported}
 _NAMESPACES = ("names",)
 """Modules public as a whole: `names` holds the tool and file names the model sees."""
 
@@ -200,11 +201,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name in _NAMESPACES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in _HOMES:
-        return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module 'deepacp.harness' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, homes_of(_EXPORTS), _NAMESPACES)

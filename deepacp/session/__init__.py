@@ -4,7 +4,9 @@ Its public names, the only ones the faces import (`from deepacp.session import X
 `tests/unit/test_layers.py`). Lazy: importing this package loads nothing; a name loads its
 home module on first use, so the ACP quick load and `initialize` stay light."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from deepacp.lazy import homes_of, lazy_names
 
 if TYPE_CHECKING:
     from deepacp.session.assembly import import_harness
@@ -46,7 +48,6 @@ _EXPORTS = {
     "deepacp.session.turns.usage": ("TokenUsage",),
     "deepacp.session.workspace": ("through_editor",),
 }
-_HOMES = {name: home for home, exported in _EXPORTS.items() for name in exported}
 
 __all__ = [
     "DEFAULT_MODE",
@@ -83,9 +84,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        import importlib
-
-        return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module 'deepacp.session' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, homes_of(_EXPORTS))

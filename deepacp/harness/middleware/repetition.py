@@ -17,11 +17,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents.middleware import (
     AgentMiddleware,
-    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
 )
@@ -31,12 +31,12 @@ from langchain_core.runnables.config import var_child_runnable_config
 
 from deepacp.harness.messages import text_of
 from deepacp.harness.middleware.inbox import NOTE_KIND, is_note
+from deepacp.harness.middleware.responses import Response, messages_of, with_messages
 from deepacp.harness.repetition import Repetition, RepetitionDetector, repetition_in
 
 REPETITION_NOTE = "repetition"
 LOOP_STOP = "length"
 """The stop reason of the reply that ends a looping turn (the client sees `max_tokens`)."""
-Response = ModelResponse | ExtendedModelResponse
 
 
 class Repeating(Exception):
@@ -142,23 +142,43 @@ def watching(watch: StreamWatch) -> Iterator[None]:
         var_child_runnable_config.reset(token)
 
 
-def _unwrap(response: Response) -> ModelResponse:
-    return response.model_response if isinstance(response, ExtendedModelResponse) else response
-
-
-def _prepend(messages: list[AnyMessage], response: Response) -> Response:
-    inner = _unwrap(response)
-    merged = ModelResponse([*messages, *inner.result], inner.structured_response)
-    if isinstance(response, ExtendedModelResponse):
-        return ExtendedModelResponse(merged, response.command)
-    return merged
-
-
 def _whole_reply_loop(response: Response) -> Repeating | None:
     """A loop in a reply that arrived whole (not streamed)."""
-    reply = next((m for m in reversed(_unwrap(response).result) if isinstance(m, AIMessage)), None)
+    replies = reversed(messages_of(response).result)
+    reply = next((m for m in replies if isinstance(m, AIMessage)), None)
     found = repetition_in(text_of(reply.content)) if reply is not None else None
     return Repeating(found, reply.id) if found is not None and reply is not None else None
+
+
+@dataclass
+class _Call:
+    """One model call watched for a loop: what it answered, or the loop that stopped it
+    and the messages that stand for it then."""
+
+    response: Response | None = None
+    stop: Repeating | None = None
+    said: list[AnyMessage] = field(default_factory=list)
+
+    @property
+    def answer(self) -> Response:
+        if self.response is None:
+            raise RuntimeError("the model call has not answered")
+        return self.response
+
+
+@contextlib.contextmanager
+def _watched() -> Iterator[_Call]:
+    """Watch the model call made inside (setting `response`) for a loop, in its stream or
+    in its whole reply."""
+    call, watch = _Call(), StreamWatch()
+    try:
+        with watching(watch):
+            yield call
+    except Repeating as raised:
+        call.stop = raised
+        return
+    if not watch.streamed and call.response is not None:
+        call.stop = _whole_reply_loop(call.response)
 
 
 class RepetitionGuardMiddleware(AgentMiddleware):
@@ -166,46 +186,35 @@ class RepetitionGuardMiddleware(AgentMiddleware):
 
     name = "RepetitionGuardMiddleware"
 
-    def _stopped(self, request: ModelRequest, stop: Repeating) -> tuple[list[AnyMessage], bool]:
-        """The messages a stopped call leaves, and whether to call the model again."""
+    def _again(self, request: ModelRequest, call: _Call) -> ModelRequest | None:
+        """The request to make again after a loop, `call.said` kept before its answer; None
+        when `call.response` is the answer."""
+        if call.stop is None:
+            return None
         if warned_this_turn(request.messages):
-            return [loop_ended(stop.found.phrase)], False
-        kept = f"{stop.found.before}{stop.found.phrase} […]"
-        reply = AIMessage(kept, id=stop.message_id)  # the id streamed: not shown twice
-        return [reply, repetition_note(stop.found.phrase)], True
+            call.response = ModelResponse([loop_ended(call.stop.found.phrase)])
+            return None
+        kept = f"{call.stop.found.before}{call.stop.found.phrase} […]"
+        reply = AIMessage(kept, id=call.stop.message_id)  # the id streamed: not shown twice
+        call.said = [reply, repetition_note(call.stop.found.phrase)]
+        return request.override(messages=[*request.messages, *call.said])
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> Response:
-        watch = StreamWatch()
-        try:
-            with watching(watch):
-                response = handler(request)
-            stop = None if watch.streamed else _whole_reply_loop(response)
-        except Repeating as raised:
-            stop = raised
-        if stop is None:
-            return response
-        left, again = self._stopped(request, stop)
-        if not again:
-            return ModelResponse([*left])
-        retried = request.override(messages=[*request.messages, *left])
-        return _prepend(left, self.wrap_model_call(retried, handler))
+        with _watched() as call:
+            call.response = handler(request)
+        again = self._again(request, call)
+        if again is None:
+            return call.answer
+        return with_messages(self.wrap_model_call(again, handler), before=call.said)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Response:
-        watch = StreamWatch()
-        try:
-            with watching(watch):
-                response = await handler(request)
-            stop = None if watch.streamed else _whole_reply_loop(response)
-        except Repeating as raised:
-            stop = raised
-        if stop is None:
-            return response
-        left, again = self._stopped(request, stop)
-        if not again:
-            return ModelResponse([*left])
-        retried = request.override(messages=[*request.messages, *left])
-        return _prepend(left, await self.awrap_model_call(retried, handler))
+        with _watched() as call:
+            call.response = await handler(request)
+        again = self._again(request, call)
+        if again is None:
+            return call.answer
+        return with_messages(await self.awrap_model_call(again, handler), before=call.said)

@@ -21,13 +21,13 @@ from typing import Any
 
 from langchain.agents.middleware import (
     AgentMiddleware,
-    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
 )
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from deepacp.harness.middleware.inbox import is_note
+from deepacp.harness.middleware.responses import Response, messages_of, with_messages
 from deepacp.harness.names import (
     CHECK_BACKGROUND_TASK,
     LIST_BACKGROUND_TASKS,
@@ -38,7 +38,6 @@ SAME_CALL_LIMIT = 3
 POLLING_TOOLS = frozenset({CHECK_BACKGROUND_TASK, LIST_BACKGROUND_TASKS})
 LOOP_MARK = "deepacp_loop"
 """Marks, in additional_kwargs, the answer that told the model about a loop."""
-Response = ModelResponse | ExtendedModelResponse
 Call = dict[str, Any]
 
 
@@ -125,7 +124,7 @@ class ToolLoopMiddleware(AgentMiddleware):
     name = "ToolLoopMiddleware"
 
     def _checked(self, request: ModelRequest, response: Response) -> Response:
-        inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+        inner = messages_of(response)
         reply = next((m for m in reversed(inner.result) if isinstance(m, AIMessage)), None)
         if reply is None or not reply.tool_calls:
             return response
@@ -142,10 +141,7 @@ class ToolLoopMiddleware(AgentMiddleware):
             answers.append(loop_answer(dict(call), what))
         if not answers:
             return response
-        result = ModelResponse([*inner.result, *answers], inner.structured_response)
-        if isinstance(response, ExtendedModelResponse):
-            return ExtendedModelResponse(result, response.command)
-        return result
+        return with_messages(response, after=answers)
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]

@@ -25,6 +25,8 @@ from langchain.agents.middleware import (
 )
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
+from deepacp.harness.middleware.responses import Response, messages_of, with_messages
+
 LIMIT_STOPS = frozenset({"max_tokens", "length"})
 CUT_OFF = (
     "Not run: your reply reached the output token limit while you were writing this call, "
@@ -74,10 +76,8 @@ class TruncatedCallsMiddleware(AgentMiddleware):
 
     name = "TruncatedCallsMiddleware"
 
-    def _answer(
-        self, response: ModelResponse | ExtendedModelResponse
-    ) -> ModelResponse | ExtendedModelResponse:
-        inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+    def _answer(self, response: Response) -> Response:
+        inner = messages_of(response)
         reply = _last_reply(inner.result)
         calls = cut_off_calls(reply) if reply is not None else []
         if not calls:
@@ -86,10 +86,7 @@ class TruncatedCallsMiddleware(AgentMiddleware):
             ToolMessage(CUT_OFF, tool_call_id=c["id"] or "", name=c["name"] or "", status="error")
             for c in calls
         ]
-        answered = ModelResponse([*inner.result, *answers], inner.structured_response)
-        if isinstance(response, ExtendedModelResponse):
-            return ExtendedModelResponse(answered, response.command)
-        return answered
+        return with_messages(response, after=answers)
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]

@@ -17,23 +17,22 @@ from typing import Any
 
 from langchain.agents.middleware import (
     AgentMiddleware,
-    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
 )
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from deepacp.backends.errors import BackendError
 from deepacp.backends.protocol import Backend
 from deepacp.harness.checks import project_checks
 from deepacp.harness.middleware.inbox import NOTE_KIND, is_note
+from deepacp.harness.middleware.responses import Response, messages_of, with_messages
 from deepacp.harness.middleware.tool_loops import LOOP_MARK
 from deepacp.harness.middleware.truncation import LIMIT_STOPS, stop_of
 from deepacp.harness.names import EXECUTE, MEMORY_FILE, MUTATING_FILE_TOOLS
 
 VERIFY_NOTE = "verify"
 NO_CHECK_STOPS = LIMIT_STOPS | {"refusal", "content_filter"}
-Response = ModelResponse | ExtendedModelResponse
 
 
 def verify_note(paths: Sequence[str], checks: Sequence[str]) -> HumanMessage:
@@ -70,21 +69,13 @@ def changed_this_turn(messages: Sequence[AnyMessage]) -> tuple[list[str], bool]:
 
 
 def _final_reply(response: Response) -> AIMessage | None:
-    inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+    inner = messages_of(response)
     reply = inner.result[-1] if inner.result else None
     if not isinstance(reply, AIMessage) or reply.tool_calls:
         return None
     if stop_of(reply) in NO_CHECK_STOPS or reply.additional_kwargs.get(LOOP_MARK):
         return None
     return reply
-
-
-def _prepend(messages: Sequence[BaseMessage], response: Response) -> Response:
-    inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
-    merged = ModelResponse([*messages, *inner.result], inner.structured_response)
-    if isinstance(response, ExtendedModelResponse):
-        return ExtendedModelResponse(merged, response.command)
-    return merged
 
 
 class VerifyMiddleware(AgentMiddleware):
@@ -128,10 +119,10 @@ class VerifyMiddleware(AgentMiddleware):
         checks = await project_checks(self.backend)
         if not checks:
             return response
-        inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+        inner = messages_of(response)
         said: list[Any] = [*inner.result, verify_note(paths, checks)]
         again = request.override(messages=[*request.messages, *said])
-        return _prepend(said, await handler(again))
+        return with_messages(await handler(again), before=said)
 
 
 def _tool_name(tool: Any) -> str | None:

@@ -130,6 +130,18 @@ class GitObjects:
                     found.append(None)
         return tuple(found)
 
+    def moved(self) -> bool:
+        """Whether `locate` may answer otherwise now (or was never asked)."""
+        return self._place is None or self._where() != self._place
+
+    def ignored_folders(self) -> list[str]:
+        """The folders under the root that git ignores as a whole (none outside git)."""
+        if self.locate() is None:
+            return []
+        args = ("ls-files", "-o", "-i", "--directory", "--exclude-per-directory=.gitignore")
+        out = self.git.run(*args, "-z") or b""
+        return [decode(p) for p in out.split(b"\0") if p.endswith(b"/")]
+
     def locate(self) -> Repository | None:
         """Where git finds the root (asked again only when a `.git` or `.gitignore` of the
         root or above it changed); None outside a work tree, or when its repository
@@ -233,20 +245,22 @@ class GitObjects:
 
     def changes(self) -> Changes | None:
         """What differs from the index now; None when git cannot say."""
-        others = self.git.start(("ls-files", "-o", "--exclude-per-directory=.gitignore", "-z"))
         found = self.git.run("config", "-z", "--name-only", "--get-regexp", r"^filter\.")
         keys = decode(found or b"").split("\0")
         config = without_filters([k[len("filter.") : k.rfind(".")] for k in keys if k])
-        modified = self.git.start(("ls-files", "-m", "-z"), config)  # beside the other
-        modified_status, modified_out = self.git.finish(modified)
-        others_status, others_out = self.git.finish(others)
-        if modified_status != 0 or others_status != 0:
+        args = ("ls-files", "-m", "-o", "-t", "--exclude-per-directory=.gitignore", "-z")
+        status, out = self.git.finish(self.git.start(args, config))
+        if status != 0:
             return None
-        listed = [decode(p) for p in others_out.split(b"\0") if p]
+        modified: list[str] = []
+        listed: list[str] = []
+        for entry in out.split(b"\0"):  # "? path" untracked, else a tag and a changed path
+            if entry[1:2] == b" ":
+                (listed if entry[:1] == b"?" else modified).append(decode(entry[2:]))
         if len(listed) > MAX_LISTED:
             return None
         return Changes(
-            frozenset(decode(p) for p in modified_out.split(b"\0") if p),
+            frozenset(modified),
             tuple(p for p in listed if not p.endswith("/")),
             tuple(p.rstrip("/") for p in listed if p.endswith("/")),
         )

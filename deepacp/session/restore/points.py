@@ -261,7 +261,14 @@ class RestorePoints:
         copy.save()
 
     def release(self) -> None:
-        """The session closes: the blobs kept for files not yet changed are no longer held."""
+        """The session closes: the blobs kept for files not yet changed are no longer held,
+        and the workspace is no longer watched."""
+        self.scanner.closed = True  # a scan running now lets it go as it ends
+        if self.scanning.acquire(blocking=False):
+            try:
+                self.scanner.close()
+            finally:
+                self.scanning.release()
         if self._known:
             self._known = {}
             self._save_held()

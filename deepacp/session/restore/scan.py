@@ -5,7 +5,8 @@ In a git work tree git says which tracked files differ from its index (its stat 
 the work) and which files are untracked; the other tracked files hold their index objects
 and are not looked at. Outside git, in a folder holding another repository and in a
 submodule, every file is walked (honouring .gitignore) and its stamp taken, as git does not
-look there.
+look there. When the kernel says nothing changed since the last scan (`watch.py`), that
+scan is the answer.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from deepacp.backends.nofollow import read_file
 from deepacp.backends.protocol import MAX_TEXT_BYTES
 from deepacp.backends.pysearch import is_excluded, path_order, walk_files
 from deepacp.session.restore.gitobjects import GitObjects, object_id
+from deepacp.session.restore.watch import Watch
 
 MAX_SCAN_FILES = 50_000
 """A scan stamps no more files than this (a home folder opened as a project)."""
@@ -92,9 +94,29 @@ class Scanner:
         self.root = root
         self.git = git
         self.exclude = exclude
+        self.watch = Watch(root, exclude)
+        self._last: Snapshot | None = None
+        """The last scan, while the watch says nothing changed since it began."""
+        self.closed = False
+        """No more scans are expected: the watch is let go after each."""
 
     def scan(self) -> Snapshot:
-        return self._through_git() or self._walked()
+        if self._last is not None and not self.git.moved() and self.watch.quiet():
+            return self._last
+        self._last = None  # a scan that fails after the watch is armed leaves none
+        repository = self.git.locate()
+        index = () if repository is None else (repository.index.parent,)
+        self.watch.arm(self.git.ignored_folders, index)
+        snapshot = self._last = self._through_git() or self._walked()
+        if self.closed:
+            self.close()
+        return snapshot
+
+    def close(self) -> None:
+        """Let the watch go (called between scans)."""
+        self.closed = True
+        self.watch.close()
+        self._last = None
 
     def _through_git(self) -> Snapshot | None:
         repository = self.git.locate()
