@@ -4,8 +4,7 @@ or one JSON event a line as it happens (`stream-json`); nothing else on stdout."
 from __future__ import annotations
 
 import json
-import sys
-from typing import Any, TextIO
+from typing import Any
 
 from deepacp.events import (
     Event,
@@ -25,33 +24,15 @@ from deepacp.events import (
     UsageUpdated,
 )
 from deepacp.run.output import RunResult, shown_path
-from deepacp.run.text_output import question_text
+from deepacp.run.text_output import Unstreamed
 
 
 def _line(value: dict[str, Any]) -> None:
     print(json.dumps(value, ensure_ascii=False), flush=True)
 
 
-class JsonOutput:
+class JsonOutput(Unstreamed):
     """One JSON object once the run ends; what is asked on the way goes to stderr."""
-
-    def __init__(self, cwd: str) -> None:
-        self.cwd = cwd
-        self.asks_on: TextIO = sys.stderr
-
-    @property
-    def at_line_start(self) -> bool:
-        return True
-
-    def event(self, event: Event) -> None:
-        pass
-
-    def asking(self, request: PermissionRequest | Question) -> None:
-        print(question_text(request, self.cwd), file=sys.stderr, flush=True)
-
-    def decided(self, request: PermissionRequest, outcome: PermissionKind, why: str) -> None:
-        if why:
-            print(f"deepacp: {why}: {request.title}", file=sys.stderr, flush=True)
 
     def finish(self, result: RunResult) -> None:
         _line(result.as_json())

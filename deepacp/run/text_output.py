@@ -129,8 +129,9 @@ class TextOutput:
         self._print(f"[{said}; session {result.session_id}]")
 
 
-class QuietOutput:
-    """`--quiet`: the final answer alone on stdout, once the turn has ended."""
+class Unstreamed:
+    """Shows nothing while the turn runs (what is asked goes to stderr); `finish` says
+    what the run came to."""
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
@@ -149,6 +150,13 @@ class QuietOutput:
     def decided(self, request: PermissionRequest, outcome: PermissionKind, why: str) -> None:
         if why:
             print(f"deepacp: {why}: {request.title}", file=sys.stderr, flush=True)
+
+    def finish(self, result: RunResult) -> None:
+        raise NotImplementedError
+
+
+class QuietOutput(Unstreamed):
+    """`--quiet`: the final answer alone on stdout, once the turn has ended."""
 
     def finish(self, result: RunResult) -> None:
         if result.error is None and result.answer:
