@@ -32,11 +32,12 @@ WAIT_SECONDS = 60  # only a failing test waits this long
 
 @contextmanager
 def pane(
-    command: list[str], cwd: Path, env: dict[str, str], size: tuple[int, int]
+    command: list[str], cwd: Path, env: dict[str, str], size: tuple[int, int], socket: Path
 ) -> Iterator[list[str]]:
     """`command` running in a private tmux server's pane of `size` (columns, rows); yields
-    the tmux command line that talks to that server, and kills the server on leaving."""
-    tmux = [shutil.which("tmux") or "tmux", "-L", f"deepacp-shot-{os.getpid()}", "-f", "/dev/null"]
+    the tmux command line that talks to that server, and kills the server on leaving. The
+    server's socket is `socket` (in the test's folder, so none is left in tmux's own)."""
+    tmux = [shutil.which("tmux") or "tmux", "-S", str(socket), "-f", "/dev/null"]
     columns, rows = size
     subprocess.run(
         [*tmux, "new-session", "-d", "-x", str(columns), "-y", str(rows), "-c", str(cwd), *command],
@@ -107,7 +108,7 @@ def test_inline_review_in_neovim_as_the_docs_show_it(tmp_path: Path) -> None:
     }
     lua = ROOT / "tests" / "e2e" / "nvim_screenshot.lua"
     nvim = [pypi_neovim() or "nvim", "-n", "-i", "NONE", "-u", str(lua), "calc.py"]
-    with pane(nvim, root, env, (90, 18)) as tmux:
+    with pane(nvim, root, env, (90, 18), tmp_path / "tmux") as tmux:
         deadline = time.monotonic() + WAIT_SECONDS
         while not ready.exists():
             assert time.monotonic() < deadline, "Neovim never showed the proposal's hover"
@@ -138,7 +139,8 @@ def test_an_approval_in_a_terminal_as_the_docs_show_it(tmp_path: Path) -> None:
         "PS1": "$ ",
         "HISTFILE": "",
     }
-    with pane(["bash", "--norc", "--noprofile"], root, env, (80, 15)) as tmux:
+    bash = ["bash", "--norc", "--noprofile"]
+    with pane(bash, root, env, (80, 15), tmp_path / "tmux") as tmux:
         deadline = time.monotonic() + WAIT_SECONDS
         captured(tmux, ["$"], deadline)  # the prompt (a pane drops trailing spaces)
         typed = "deepacp run 'make add return an int'"
