@@ -25,9 +25,9 @@ COMPACTION = ("compaction_update", "compaction_summary_chunk")
 PROBLEM = "bwrap is not installed: install bubblewrap"
 BRIEF = "Look around the workspace."
 SUMMARY = "SUMMARY OF THE WORK"
-WINDOW = 5_500
+WINDOW = 4_500
 """A context window the turn outgrows once it has read big.txt (about 1,750 tokens on
-about 3,400 of prompt and tools): its last model call is summarized first."""
+about 2,400 of prompt and tools): its last model call is summarized first."""
 TURN = [
     {
         "tool_calls": [

@@ -196,9 +196,10 @@ class WireServer:
             self.script.extend(steps)
 
     def model_requests(self, path: str | None = None) -> list[Recorded]:
-        """The recorded requests to `path` (default: the server's model endpoints)."""
-        paths = {path} if path else {p for (_, p) in self.routes}
-        return [r for r in self.requests if r.path in paths]
+        """The recorded requests to `path` (default: the server's model endpoints: what is
+        POSTed, not a listing of the models or a question about the server)."""
+        paths = {path} if path else {p for (method, p) in self.routes if method == "POST"}
+        return [r for r in self.requests if r.path in paths and (path or r.method == "POST")]
 
     def start(self) -> WireServer:
         self._thread = threading.Thread(
