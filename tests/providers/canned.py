@@ -95,3 +95,16 @@ def closed_port() -> str:
     with socket.create_server(("127.0.0.1", 0)) as probe:
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+LLAMA_CPP = {
+    "error": {
+        "code": 400,
+        "message": "request (3654 tokens) exceeds the available context size (2048 tokens), "
+        "try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 3654,
+        "n_ctx": 2048,
+    }
+}
+"""llama.cpp's answer to a prompt larger than its context (HTTP 400)."""

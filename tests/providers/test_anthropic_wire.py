@@ -10,7 +10,7 @@ import pytest
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 
-from tests.providers.clients import collect, read_file, streamed_answer
+from tests.providers.clients import collect, failed_once, read_file, streamed_answer
 from tests.providers.wire import Failure, Reply, ToolCall
 
 THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 4096}
@@ -160,12 +160,8 @@ async def test_truncated_tool_call_ends_with_max_tokens(anthropic_server, claude
 async def test_http_errors_surface_as_the_sdk_error_types(
     anthropic_server, claude, failure, client_error, error_type
 ):
-    anthropic_server.add(failure)
-    with pytest.raises(client_error) as raised:
-        await collect(claude(), [HumanMessage("hi")])
-    assert raised.value.status_code == failure.status
-    assert raised.value.body["error"]["type"] == error_type
-    assert len(anthropic_server.model_requests()) == 1  # max_retries=0: no hidden retries
+    error = await failed_once(anthropic_server, claude(), failure, client_error)  # max_retries=0
+    assert error.body["error"]["type"] == error_type
 
 
 async def test_prompt_too_long_is_a_context_overflow(anthropic_server, claude):

@@ -7,7 +7,7 @@ import openai
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 
-from tests.providers.clients import collect, read_file, streamed_answer
+from tests.providers.clients import collect, failed_once, read_file, streamed_answer
 from tests.providers.wire import Failure, Reply, ToolCall
 
 LONG = "Stable instructions for the agent. " * 200  # well over 1024 tokens
@@ -86,12 +86,8 @@ async def test_cached_tokens_are_reported_for_a_repeated_prefix(openai_server, g
 async def test_http_errors_surface_as_the_sdk_error_types(
     openai_server, gpt, failure, client_error, error_type
 ):
-    openai_server.add(failure)
-    with pytest.raises(client_error) as raised:
-        await collect(gpt(), [HumanMessage("hi")])
-    assert raised.value.status_code == failure.status
-    assert raised.value.body["type"] == error_type
-    assert len(openai_server.model_requests()) == 1
+    error = await failed_once(openai_server, gpt(), failure, client_error)
+    assert error.body["type"] == error_type
 
 
 def test_the_sdk_waits_for_retry_after_and_the_server_counts_both_requests(openai_server, gpt):
