@@ -1,8 +1,6 @@
 """LSP wire helpers for tests that speak to `deepacp lsp`: byte by byte, or through
 pytest-lsp's client (imported only by the tests that start one)."""
 
-from __future__ import annotations
-
 import os
 import sys
 import tempfile
@@ -39,7 +37,7 @@ def modelless_lsp(prefix: str) -> tuple[str, Any]:
         server_env={**os.environ, "DEEPACP_HOME": home, "DEEPACP_MODEL": ""},
     )
 
-    @pytest_lsp.fixture(config=config)
+    @pytest_lsp.fixture(config=config)  # it reads the annotation: no `from __future__` here
     async def lsp(lsp_client: LanguageClient):
         yield
         await lsp_client.shutdown_session()
