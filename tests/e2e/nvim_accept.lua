@@ -308,19 +308,29 @@ function scenarios.moved_note()
   deepacp.edit("and the next thing", nil, { sync = true })
 end
 
--- :DeepacpAccept pressed twice in one burst: the proposal is applied once.
-function scenarios.double_accept()
+-- calc.py open, with the proposal of "document sub" made; the messages so far forgotten.
+local function sub_documented()
   local root = env("DEEPACP_TEST_ROOT")
   open(root .. "/calc.py")
   deepacp.edit("document sub", nil, { sync = true })
   report.messages = {}
-  vim.cmd("DeepacpAccept")
-  vim.cmd("DeepacpAccept")
+end
+
+-- Once both accepts have their outcome: keep the messages, and save every buffer.
+local function both_outcomes_saved()
   wait("both accepts' outcomes", function()
     return count("not saved yet", "already being applied") >= 2
   end)
   report.accept_messages = vim.deepcopy(report.messages)
   vim.cmd("wall")
+end
+
+-- :DeepacpAccept pressed twice in one burst: the proposal is applied once.
+function scenarios.double_accept()
+  sub_documented()
+  vim.cmd("DeepacpAccept")
+  vim.cmd("DeepacpAccept")
+  both_outcomes_saved()
   report.messages = {}
   deepacp.accept({ sync = true }) -- once it has landed
   report.accept_after = vim.deepcopy(report.messages)
@@ -328,10 +338,7 @@ end
 
 -- The editor slow to answer: while it holds the first edit, the key is pressed again.
 function scenarios.slow_accept()
-  local root = env("DEEPACP_TEST_ROOT")
-  open(root .. "/calc.py")
-  deepacp.edit("document sub", nil, { sync = true })
-  report.messages = {}
+  sub_documented()
   report.edits = 0
   local apply = vim.lsp.handlers["workspace/applyEdit"]
   vim.lsp.handlers["workspace/applyEdit"] = function(...)
@@ -345,11 +352,7 @@ function scenarios.slow_accept()
     return apply(...)
   end
   vim.cmd("DeepacpAccept")
-  wait("both accepts' outcomes", function()
-    return count("not saved yet", "already being applied") >= 2
-  end)
-  report.accept_messages = vim.deepcopy(report.messages)
-  vim.cmd("wall")
+  both_outcomes_saved()
 end
 
 -- Two edits at once: the one that ends last keeps the other's proposal beside its own.

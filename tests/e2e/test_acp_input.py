@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from pathlib import Path
 
-DEEPACP = str(Path(sys.executable).parent / "deepacp")
+from tests.support.stdio import bare_stdio
 
 
 class RawWire:
@@ -50,19 +48,7 @@ async def start_raw(tmp_path: Path) -> tuple[asyncio.subprocess.Process, RawWire
     script.write_text(json.dumps({"turns": [{"content": "one"}, {"content": "two"}]}))
     workspace = tmp_path / "w"
     workspace.mkdir()
-    env = {
-        **os.environ,
-        "DEEPACP_HOME": str(tmp_path / "home"),
-        "DEEPACP_MODEL": f"scripted:{script}",
-    }
-    process = await asyncio.create_subprocess_exec(
-        DEEPACP,
-        "--stdio",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=env,
-        limit=2**26,
-    )
+    process = await bare_stdio(tmp_path / "home", script, limit=2**26)
     return process, RawWire(process), workspace
 
 

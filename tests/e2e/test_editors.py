@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from deepacp.models import PROVIDERS, split_spec
+from tests.support.editors import with_eglot
 from tests.support.jsonc import jsonc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,14 +28,6 @@ TURNS = [{"content": "Hello from deepacp."}]
 NVIM = shutil.which("nvim")
 EMACS = shutil.which("emacs")
 NPM = shutil.which("npm")
-
-
-def has_eglot() -> bool:
-    """Emacs 29 has eglot built in; Emacs 28 needs it from ELPA (Debian: elpa-eglot)."""
-    if EMACS is None:
-        return False
-    probe = [EMACS, "--batch", "-q", "--eval", "(require 'eglot)"]
-    return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
 
 
 def resolve(command: str) -> str:
@@ -195,10 +188,9 @@ def test_helix_server_answers_initialize_with_the_snippet_config() -> None:
     assert b"unknown initializationOptions" not in completed.stderr
 
 
-@pytest.mark.skipif(
-    not has_eglot(), reason="Emacs with eglot is not installed (.ci/run installs it)"
-)
 def test_emacs_snippet_edits_through_eglot_with_confirmation(tmp_path: Path) -> None:
+    if with_eglot(EMACS) is None:
+        pytest.skip("Emacs with eglot is not installed (.ci/run installs it)")
     workspace = tmp_path / "project"
     workspace.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)  # a project for eglot

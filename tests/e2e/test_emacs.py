@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.editors import with_eglot
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PATH = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -29,32 +31,22 @@ EMACS30 = (
 )
 
 
-def with_eglot(emacs: str | None) -> str | None:
-    """`emacs` if it can load eglot (built in from 29; 28 needs ELPA's)."""
-    if emacs is None:
-        return None
-    probe = [emacs, "--batch", "-q", "--eval", "(require 'eglot)"]
-    return emacs if subprocess.run(probe, capture_output=True, timeout=60).returncode == 0 else None
+EMACSEN = {
+    "system": ("emacs", "Emacs with eglot is not installed (.ci/run installs it)"),
+    "emacs30": (str(EMACS30), "Emacs 30 is not unpacked (.ci/emacs30 does it)"),
+}
+"""Each Emacs a test runs on: the command, and why it is skipped where it cannot run."""
 
 
-SYSTEM = with_eglot(shutil.which("emacs"))
-CURRENT = with_eglot(str(EMACS30) if EMACS30.is_file() else None)
-EMACSEN = [
-    pytest.param(
-        SYSTEM,
-        id="system",
-        marks=pytest.mark.skipif(
-            SYSTEM is None, reason="Emacs with eglot is not installed (.ci/run installs it)"
-        ),
-    ),
-    pytest.param(
-        CURRENT,
-        id="emacs30",
-        marks=pytest.mark.skipif(
-            CURRENT is None, reason="Emacs 30 is not unpacked (.ci/emacs30 does it)"
-        ),
-    ),
-]
+@pytest.fixture(params=list(EMACSEN))
+def emacs(request: pytest.FixtureRequest) -> str:
+    """The Emacs of this parameter, if it is here and loads eglot; else the test skips."""
+    command, missing = EMACSEN[request.param]
+    found = with_eglot(shutil.which(command))
+    if found is None:
+        pytest.skip(missing)
+    return found
+
 
 DISK = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 
@@ -91,7 +83,6 @@ def run(emacs: str, scenario: str, tmp_path: Path, turns: list[dict], **env: str
     return json.loads(outcome.removeprefix("OK "))
 
 
-@pytest.mark.parametrize("emacs", EMACSEN)
 def test_accepting_applies_the_change_or_leaves_it_pending(emacs: str, tmp_path: Path) -> None:
     root = tmp_path / "project"
     root.mkdir()

@@ -17,6 +17,9 @@ from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from deepacp.backends.sandbox import sandbox_problem
+from tests.support.lsp import HUNK_ACTIONS
+from tests.support.turns import edit as edit_call
+from tests.support.turns import write as write_call
 
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
 HOME = tempfile.mkdtemp(prefix="deepacp-lsp-home-")
@@ -209,16 +212,6 @@ async def actions(client: LanguageClient, uri: str, line: int) -> dict[str, T.Co
     return {a.title: a for a in found or []}
 
 
-def edit_call(call_id: str, path: str, old: str, new: str, said: str = "") -> dict:
-    args = {"file_path": path, "old_string": old, "new_string": new}
-    return {"content": said, "tool_calls": [{"id": call_id, "name": "edit_file", "args": args}]}
-
-
-def write_call(call_id: str, path: str, content: str) -> dict:
-    args = {"file_path": path, "content": content}
-    return {"tool_calls": [{"id": call_id, "name": "write_file", "args": args}]}
-
-
 EDIT_TWO_PLACES = [
     edit_call("e", "calc.py", "return a + b  # unsaved", "return a + b + 0"),
     edit_call("e2", "calc.py", "def sub(a, b):", "def subtract(a, b):", "Rename sub to subtract."),
@@ -255,14 +248,7 @@ async def test_edit_of_an_unsaved_buffer_is_a_proposal_until_accepted(
     assert "-    return a + b  # unsaved\n+    return a + b + 0" in hover.contents.value
 
     found = await actions(client, uri, 1)
-    assert {
-        "deepacp: Accept this hunk",
-        "deepacp: Reject hunk",
-        "deepacp: Accept all in file",
-        "deepacp: Accept proposal",
-        "deepacp: Reject proposal",
-        "deepacp: Show diff",
-    } <= set(found)
+    assert set(HUNK_ACTIONS) <= set(found)
     accept = found["deepacp: Accept this hunk"]
     text = apply(BUFFER, edits_for(accept.edit, uri))  # the editor applies the edit natively
     assert text.splitlines()[1] == "    return a + b + 0" and "def sub(a, b):" in text
@@ -607,27 +593,26 @@ async def test_instruction_comments_and_diagnostics_offer_edits(
     assert fix.command.arguments[0]["instruction"] == "Fix this problem: 'os' imported but unused"
 
 
+async def linted(
+    client: LanguageClient, path: Path, text: str, what: str
+) -> tuple[str, list[T.Diagnostic]]:
+    """Open `path` holding `text` and wait for its lint (`what` names it if none comes)."""
+    uri = open_document(client, path, text)
+    await until(lambda: client.diagnostics.get(uri), what)
+    return uri, list(client.diagnostics[uri])
+
+
 async def test_skill_files_get_lint_as_you_type(client: LanguageClient, tmp_path: Path) -> None:
     await start(client, tmp_path, [])
     folder = tmp_path / "skills" / "release-notes"
     folder.mkdir(parents=True)
-    uri = open_document(
-        client,
-        folder / "SKILL.md",
-        "---\nname: Release_Notes\ndescription: Draft notes.\n---\n",
-    )
-    await until(lambda: client.diagnostics.get(uri), "the skill's lint")
-    [problem] = client.diagnostics[uri]
+    skill = "---\nname: Release_Notes\ndescription: Draft notes.\n---\n"
+    uri, [problem] = await linted(client, folder / "SKILL.md", skill, "the skill's lint")
     assert "lowercase" in problem.message and problem.range.start.line == 1
     change_document(client, uri, "---\nname: release-notes\ndescription: Draft notes.\n---\n", 2)
     await until(lambda: list(client.diagnostics[uri]) == [], "the lint to clear")
-    memory = open_document(
-        client,
-        tmp_path / "AGENTS.md",
-        "Use ruff.\nANTHROPIC_API_KEY = sk-ant-abcdefghijklmnopqrstuv\n",
-    )
-    await until(lambda: client.diagnostics.get(memory), "the memory file's lint")
-    [secret] = client.diagnostics[memory]
+    memory = "Use ruff.\nANTHROPIC_API_KEY = sk-ant-abcdefghijklmnopqrstuv\n"
+    _, [secret] = await linted(client, tmp_path / "AGENTS.md", memory, "the memory file's lint")
     assert secret.range.start.line == 1 and "secret" in secret.message
 
 

@@ -37,13 +37,20 @@ def notes(request: dict) -> list[str]:
     ]
 
 
+async def tidied(client: LanguageClient, root: Path) -> tuple[Path, str]:
+    """calc.py (DISK on disk, BUFFER in the editor) after a "tidy" edit whose model proposes
+    EDIT_TWO_PLACES: where the model records its requests, and the document's uri."""
+    (root / "calc.py").write_text(DISK)
+    record = await start(client, root, EDIT_TWO_PLACES)
+    uri = open_document(client, root / "calc.py", BUFFER)
+    await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    return record, uri
+
+
 async def test_rejected_and_stale_hunks_reach_the_next_edit_once(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    record = await start(client, tmp_path, EDIT_TWO_PLACES)
-    uri = open_document(client, tmp_path / "calc.py", BUFFER)
-    await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    record, uri = await tidied(client, tmp_path)
     reject = (await actions(client, uri, 1))["deepacp: Reject hunk"]
     await execute(client, reject.command.command, *reject.command.arguments)
     edited = BUFFER.replace("def sub(a, b):", "def sub(a, b, c=0):")
@@ -65,10 +72,7 @@ async def test_rejected_and_stale_hunks_reach_the_next_edit_once(
 async def test_no_note_after_everything_was_accepted(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "calc.py").write_text(DISK)
-    record = await start(client, tmp_path, EDIT_TWO_PLACES)
-    uri = open_document(client, tmp_path / "calc.py", BUFFER)
-    await execute(client, "deepacp.edit", {"uri": uri, "instruction": "tidy"})
+    record, uri = await tidied(client, tmp_path)
     await execute(client, "deepacp.acceptProposal")
     await execute(client, "deepacp.edit", {"uri": uri, "instruction": "again"})
     assert [notes(r) for r in first_requests(record, 3)] == [[], []]

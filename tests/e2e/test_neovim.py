@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.turns import edit, write
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
@@ -105,16 +107,6 @@ def project(path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (path / name).write_text(text)
     return path
-
-
-def edit(call_id: str, path: str, old: str, new: str, said: str = "") -> dict:
-    args = {"file_path": path, "old_string": old, "new_string": new}
-    return {"content": said, "tool_calls": [{"id": call_id, "name": "edit_file", "args": args}]}
-
-
-def write(call_id: str, path: str, content: str) -> dict:
-    args = {"file_path": path, "content": content}
-    return {"tool_calls": [{"id": call_id, "name": "write_file", "args": args}]}
 
 
 @pytest.mark.parametrize("nvim", NEOVIMS)

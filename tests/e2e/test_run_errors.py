@@ -11,7 +11,7 @@ from pathlib import Path
 
 from deepacp.run import exits
 from tests.providers.anthropic_server import AnthropicServer
-from tests.providers.canned import CannedServer, SilentServer, closed_port
+from tests.providers.canned import LLAMA_CPP, CannedServer, SilentServer, closed_port
 from tests.providers.openai_server import OpenAIServer
 from tests.providers.wire import Failure
 from tests.support.acp import DEEPACP
@@ -83,17 +83,7 @@ def test_a_server_that_never_answers_is_a_timeout_asked_once(tmp_path):
 
 
 def test_llama_cpp_context_overflow_is_one_line_with_the_sizes(tmp_path):
-    body = {
-        "error": {
-            "code": 400,
-            "message": "request (3654 tokens) exceeds the available context size (2048 tokens), "
-            "try increasing it",
-            "type": "exceed_context_size_error",
-            "n_prompt_tokens": 3654,
-            "n_ctx": 2048,
-        }
-    }
-    with CannedServer(400, body) as server:
+    with CannedServer(400, LLAMA_CPP) as server:
         env = {"OPENAI_BASE_URL": f"{server.base_url}/v1", "OPENAI_API_KEY": KEY}
         out, err = run(tmp_path, "openai:smollm2", env)
     expected = (

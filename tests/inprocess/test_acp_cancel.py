@@ -8,7 +8,18 @@ import uuid
 
 from acp import schema as S
 
+from tests.support.turns import call, calls, write
 from tests.support.waits import assert_history_valid, marked, marked_pids, wait_for
+
+
+async def cancelled_at_once(agent, session: str, turn: asyncio.Task) -> None:
+    """Cancel `session`'s running `turn`: it answers `cancelled` within a second."""
+    started = time.monotonic()
+    await agent.conn.cancel(session_id=session)
+    response = await turn
+    elapsed = time.monotonic() - started
+    assert response.stop_reason == "cancelled"
+    assert elapsed < 1.0, elapsed
 
 
 async def test_cancel_during_model_stream(agent_factory, model_requests) -> None:
@@ -17,12 +28,7 @@ async def test_cancel_during_model_stream(agent_factory, model_requests) -> None
         session = await agent.new_session()
         task = asyncio.create_task(agent.prompt(session, "talk a lot"))
         await wait_for(lambda: len(agent.client.of(S.AgentMessageChunk)) >= 3)
-        started = time.monotonic()
-        await agent.conn.cancel(session_id=session)
-        response = await task
-        elapsed = time.monotonic() - started
-        assert response.stop_reason == "cancelled"
-        assert elapsed < 1.0, elapsed
+        await cancelled_at_once(agent, session, task)
         response = await agent.prompt(session, "again")
         assert response.stop_reason == "end_turn"
         assert agent.client.text().endswith("fresh answer")
@@ -32,16 +38,10 @@ async def test_cancel_during_model_stream(agent_factory, model_requests) -> None
 async def test_cancel_during_a_running_command(agent_factory, model_requests) -> None:
     mark = uuid.uuid4().hex
     turns = [
-        {
-            "tool_calls": [
-                {"id": "quick", "name": "read_file", "args": {"file_path": "notes.txt"}},
-                {
-                    "id": "slow",
-                    "name": "execute",
-                    "args": {"command": marked("sleep 30", mark)},
-                },
-            ]
-        },
+        calls(
+            call("quick", "read_file", file_path="notes.txt"),
+            call("slow", "execute", command=marked("sleep 30", mark)),
+        ),
         {"content": "after the cancel"},
     ]
     async with agent_factory(turns) as agent:
@@ -53,12 +53,7 @@ async def test_cancel_during_a_running_command(agent_factory, model_requests) ->
         await wait_for(
             lambda: agent.client.cards().get("quick", {}).get("statuses", [""])[-1] == "completed"
         )
-        started = time.monotonic()
-        await agent.conn.cancel(session_id=session)
-        response = await task
-        elapsed = time.monotonic() - started
-        assert response.stop_reason == "cancelled"
-        assert elapsed < 1.0, elapsed
+        await cancelled_at_once(agent, session, task)
         await wait_for(lambda: not marked_pids(mark), timeout=2)
         cards = agent.client.cards()
         assert cards["slow"]["statuses"][-1] == "failed"
@@ -74,14 +69,7 @@ async def test_cancel_during_a_running_command(agent_factory, model_requests) ->
 
 
 async def test_cancel_while_a_permission_is_pending(agent_factory, model_requests) -> None:
-    turns = [
-        {
-            "tool_calls": [
-                {"id": "w", "name": "write_file", "args": {"file_path": "x.txt", "content": "x"}}
-            ]
-        },
-        {"content": "next turn"},
-    ]
+    turns = [write("w", "x.txt", "x"), {"content": "next turn"}]
     async with agent_factory(turns) as agent:
         session = await agent.new_session()
         agent.client.answers = [None]  # the client answers "cancelled", as Zed does on stop

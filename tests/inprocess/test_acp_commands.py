@@ -6,6 +6,7 @@ import pytest
 from acp import RequestError
 from acp import schema as S
 
+from tests.support.turns import call, calls
 from tests.support.waits import wait_for
 
 
@@ -193,15 +194,7 @@ async def test_ask_user_through_a_permission_request(agent_factory, model_reques
 
 async def test_ask_user_as_a_message_that_ends_the_turn(agent_factory, model_requests) -> None:
     open_question = [
-        {
-            "tool_calls": [
-                {
-                    "id": "q",
-                    "name": "ask_user",
-                    "args": {"question": "What should the new CLI flag be called?"},
-                }
-            ]
-        },
+        calls(call("q", "ask_user", question="What should the new CLI flag be called?")),
         {"content": "Using --verbose."},
     ]
     async with agent_factory(open_question) as agent:

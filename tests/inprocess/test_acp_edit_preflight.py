@@ -4,18 +4,9 @@ from __future__ import annotations
 
 from acp import schema as S
 
-MISSING_EDIT = [
-    {
-        "tool_calls": [
-            {
-                "id": "e1",
-                "name": "edit_file",
-                "args": {"file_path": "hello.txt", "old_string": "goodbye", "new_string": "bye"},
-            }
-        ]
-    },
-    {"content": "I will read it first."},
-]
+from tests.support.turns import edit
+
+MISSING_EDIT = [edit("e1", "hello.txt", "goodbye", "bye"), {"content": "I will read it first."}]
 
 
 async def test_an_edit_whose_old_text_is_not_there_fails_without_asking(
@@ -37,18 +28,7 @@ async def test_an_edit_whose_old_text_is_not_there_fails_without_asking(
 
 
 async def test_an_edit_that_applies_is_still_asked_about(agent_factory) -> None:
-    turns = [
-        {
-            "tool_calls": [
-                {
-                    "id": "e1",
-                    "name": "edit_file",
-                    "args": {"file_path": "hello.txt", "old_string": "hello", "new_string": "hi"},
-                }
-            ]
-        },
-        {"content": "ok"},
-    ]
+    turns = [edit("e1", "hello.txt", "hello", "hi"), {"content": "ok"}]
     async with agent_factory(turns) as agent:
         (agent.workspace / "hello.txt").write_text("hello\n")
         session = await agent.new_session()

@@ -8,6 +8,8 @@ import time
 
 from acp import schema as S
 
+from tests.support.turns import call, calls
+
 EDIT = [
     {"tool_calls": [{"id": "r", "name": "read_file", "args": {"file_path": "app.py"}}]},
     {
@@ -93,17 +95,11 @@ async def test_fallbacks_without_each_capability(
     agent_factory, editor_client, capabilities
 ) -> None:
     turns = [
-        {
-            "tool_calls": [
-                {"id": "r", "name": "read_file", "args": {"file_path": "a.txt"}},
-                {
-                    "id": "w",
-                    "name": "write_file",
-                    "args": {"file_path": "b.txt", "content": "on disk\n"},
-                },
-                {"id": "x", "name": "execute", "args": {"command": "echo local"}},
-            ]
-        },
+        calls(
+            call("r", "read_file", file_path="a.txt"),
+            call("w", "write_file", file_path="b.txt", content="on disk\n"),
+            call("x", "execute", command="echo local"),
+        ),
         {"content": "ok"},
     ]
     none = capabilities(read=False, write=False, terminal=False)

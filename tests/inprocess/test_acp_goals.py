@@ -72,6 +72,16 @@ async def test_a_goal_that_needs_two_rounds(agent_factory, model_requests) -> No
         assert len(checks) == 2 and all(c["statuses"][-1] == "completed" for c in checks)
 
 
+async def pursued(agent, goal: str) -> tuple[str, str]:
+    """Set `goal` in a new session and say "go": the session, and the text shown once that
+    turn ends."""
+    session = await agent.new_session()
+    await agent.prompt(session, f"/goal {goal}")
+    response = await agent.prompt(session, "go")
+    assert response.stop_reason == "end_turn"
+    return session, agent.client.text()
+
+
 async def test_out_of_rounds_ends_the_turn_truthfully(
     agent_factory, model_requests, tmp_path
 ) -> None:
@@ -86,11 +96,7 @@ async def test_out_of_rounds_ends_the_turn_truthfully(
         {"content": "next turn"},
     ]
     async with agent_factory(turns, home=home) as agent:
-        session = await agent.new_session()
-        await agent.prompt(session, "/goal the tests pass")
-        response = await agent.prompt(session, "go")
-        assert response.stop_reason == "end_turn"
-        text = agent.client.text()
+        _, text = await pursued(agent, "the tests pass")
         assert "Goal needs revision (round 1 of 2)" in text
         assert "Goal not met after 2 rounds; the last review: still no tests" in text
         assert plan_entries(agent.client)[-1] == "Goal: the tests pass (not met)"
@@ -105,11 +111,7 @@ async def test_a_grader_answer_that_is_not_a_verdict(agent_factory, model_reques
         {"content": "after"},
     ]
     async with agent_factory(turns) as agent:
-        session = await agent.new_session()
-        await agent.prompt(session, "/goal it works")
-        response = await agent.prompt(session, "go")
-        assert response.stop_reason == "end_turn"
-        text = agent.client.text()
+        session, text = await pursued(agent, "it works")
         assert "Goal not met (round 1 of 3): the grader's answer was not a verdict" in text
         assert "Looks fine to me" in text  # what it said instead, to judge by
         assert len(model_requests()) == 2  # the agent is not sent back on garbage

@@ -298,15 +298,21 @@ async def test_a_message_steered_into_a_turn_is_judged_like_a_prompt(
 UNTRUSTED = [{"content": "Hello."}, {"content": "Hello again."}]
 
 
-async def test_an_untrusted_project_hooks_file_asks_first_and_is_not_run_when_refused(
-    tmp_path, agent_factory
-) -> None:
+def project_hooks(tmp_path: Path) -> tuple[Path, str, Path]:
+    """A workspace whose own .deepacp/hooks.json runs a recorder on each prompt: the
+    workspace, the hook's command and the hooks file."""
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     hook = recorder(workspace)
-    write_hooks(
-        workspace / ".deepacp" / "hooks.json", [{"event": "user_prompt_submit", "command": hook}]
-    )
+    hooks_file = workspace / ".deepacp" / "hooks.json"
+    write_hooks(hooks_file, [{"event": "user_prompt_submit", "command": hook}])
+    return workspace, hook, hooks_file
+
+
+async def test_an_untrusted_project_hooks_file_asks_first_and_is_not_run_when_refused(
+    tmp_path, agent_factory
+) -> None:
+    workspace, hook, _ = project_hooks(tmp_path)
     async with agent_factory(UNTRUSTED) as agent:
         session = await agent.new_session()
         agent.client.answers = ["reject_always"]
@@ -323,14 +329,10 @@ async def test_an_untrusted_project_hooks_file_asks_first_and_is_not_run_when_re
 async def test_a_trusted_project_hooks_file_runs_and_is_asked_again_once_changed(
     tmp_path, agent_factory
 ) -> None:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    hook = recorder(workspace)
-    hooks_file = workspace / ".deepacp" / "hooks.json"
-    write_hooks(hooks_file, [{"event": "user_prompt_submit", "command": hook}])
+    workspace, hook, hooks_file = project_hooks(tmp_path)
     async with agent_factory(UNTRUSTED) as agent:
+        agent.client.answers = ["allow_always"]  # trusted at the first prompt
         session = await agent.new_session()
-        agent.client.answers = ["allow_always"]
         await agent.prompt(session, "hi")
         assert [p["prompt"] for p in logged(workspace)] == ["hi"]
         write_hooks(hooks_file, [{"event": "user_prompt_submit", "command": f"{hook} changed"}])

@@ -11,12 +11,14 @@ from acp import RequestError
 from acp import schema as S
 
 from deepacp.session.core import QUEUED
+from tests.support.turns import write
 from tests.support.waits import wait_for
 
 SLOW = {"content": "word " * 200, "delay_ms": 20}
 FIRST_WORDS = 30.0
 """Seconds to wait for a turn's first words (the first turn builds the agent; CI is loaded)."""
 STEERING = "_session/steering"
+STEERED = "wrote a.txt, and noted the steer"
 
 
 def steer(session: str, text: str, **meta) -> dict:
@@ -24,6 +26,14 @@ def steer(session: str, text: str, **meta) -> dict:
     if meta:
         params["_meta"] = {"steering": meta}
     return params
+
+
+async def talking(agent, prompt: str) -> tuple[str, asyncio.Task]:
+    """A new session and its turn for `prompt`, once that turn has streamed its first words."""
+    session = await agent.new_session()
+    turn = asyncio.create_task(agent.prompt(session, prompt))
+    await wait_for(lambda: len(agent.client.of(S.AgentMessageChunk)) >= 3, FIRST_WORDS)
+    return session, turn
 
 
 def humans(request: dict) -> list[str]:
@@ -34,9 +44,7 @@ async def test_a_prompt_sent_during_a_turn_is_queued_and_runs_after_it(
     agent_factory, model_requests
 ) -> None:
     async with agent_factory([SLOW, {"content": "second answer"}]) as agent:
-        session = await agent.new_session()
-        first = asyncio.create_task(agent.prompt(session, "first"))
-        await wait_for(lambda: len(agent.client.of(S.AgentMessageChunk)) >= 3, FIRST_WORDS)
+        session, first = await talking(agent, "first")
         second = asyncio.create_task(agent.prompt(session, "second"))
         await wait_for(lambda: QUEUED in agent.client.text())  # acknowledged at once
         assert not second.done() and len(model_requests()) == 1
@@ -54,9 +62,7 @@ async def test_cancel_stops_the_turn_and_answers_the_queued_prompts_cancelled(
 ) -> None:
     turns = [{"content": "word " * 400, "delay_ms": 20}, {"content": "after the cancel"}]
     async with agent_factory(turns) as agent:
-        session = await agent.new_session()
-        running = asyncio.create_task(agent.prompt(session, "talk"))
-        await wait_for(lambda: len(agent.client.of(S.AgentMessageChunk)) >= 3, FIRST_WORDS)
+        session, running = await talking(agent, "talk")
         queued = [asyncio.create_task(agent.prompt(session, f"then {n}")) for n in range(2)]
         await wait_for(lambda: agent.client.text().count(QUEUED) == 2)
         await agent.conn.cancel(session_id=session)
@@ -70,15 +76,7 @@ async def test_cancel_stops_the_turn_and_answers_the_queued_prompts_cancelled(
 async def test_a_steered_message_joins_the_running_turn_at_its_next_model_call(
     agent_factory, model_requests
 ) -> None:
-    turns = [
-        {
-            "tool_calls": [
-                {"id": "w", "name": "write_file", "args": {"file_path": "a.txt", "content": "a\n"}}
-            ]
-        },
-        {"content": "wrote a.txt, and noted the steer"},
-    ]
-    async with agent_factory(turns) as agent:
+    async with agent_factory([write("w", "a.txt", "a\n"), {"content": STEERED}]) as agent:
         session = await agent.new_session()
         answers: list = []
 
@@ -101,9 +99,7 @@ async def test_a_message_steered_as_the_model_finishes_continues_the_same_turn(
     agent_factory, model_requests
 ) -> None:
     async with agent_factory([SLOW, {"content": "and hi"}]) as agent:
-        session = await agent.new_session()
-        turn = asyncio.create_task(agent.prompt(session, "talk"))
-        await wait_for(lambda: len(agent.client.of(S.AgentMessageChunk)) >= 3, FIRST_WORDS)
+        session, turn = await talking(agent, "talk")
         answer = await agent.raw_request(STEERING, steer(session, "say hi too"))
         assert answer == {"outcome": "injected"}
         assert (await turn).stop_reason == "end_turn"

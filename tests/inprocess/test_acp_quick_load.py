@@ -40,6 +40,13 @@ def read_transcript(path: Path) -> tuple[str, dict]:
     return json.loads(key), json.loads(body)
 
 
+def answer_from_the_transcript(kept: dict) -> None:
+    """Mark what a transcript holds: its answer reads "Hello from the transcript."."""
+    for update in kept["updates"]:
+        if update["sessionUpdate"] == "agent_message_chunk":
+            update["content"]["text"] = "Hello from the transcript."
+
+
 def skill(workspace: Path, name: str) -> None:
     folder = workspace / ".deepacp" / "skills" / name
     folder.mkdir(parents=True)
@@ -68,6 +75,13 @@ def command_names(agent) -> set[str]:
     return {c.name for c in latest.available_commands}
 
 
+@pytest.fixture
+async def said_hello(agent_factory, tmp_path: Path) -> tuple[Path, str]:
+    """A home, and a session of ONE_TURN in it made and closed in a process of its own."""
+    home = tmp_path / "home"
+    return home, await closed_session(agent_factory, home, ONE_TURN)
+
+
 async def test_a_quick_load_sends_what_a_load_from_the_checkpoints_sends(
     agent_factory, tmp_path
 ) -> None:
@@ -89,14 +103,11 @@ async def test_a_quick_load_sends_what_a_load_from_the_checkpoints_sends(
 
 
 async def test_the_transcript_is_sent_and_a_stale_one_corrected_after_the_response(
-    agent_factory, tmp_path
+    agent_factory, tmp_path, said_hello
 ) -> None:
-    home = tmp_path / "home"
-    session = await closed_session(agent_factory, home, ONE_TURN)
+    home, session = said_hello
     key, kept = read_transcript(transcript(home, session))
-    for update in kept["updates"]:  # what this process would not send: it came from the file
-        if update["sessionUpdate"] == "agent_message_chunk":
-            update["content"]["text"] = "Hello from the transcript."
+    answer_from_the_transcript(kept)  # what this process would not send: it came from the file
     real_mode = kept["result"]["modes"]["currentModeId"]
     other = next(m["id"] for m in kept["result"]["modes"]["availableModes"] if m["id"] != real_mode)
     kept["result"]["modes"]["currentModeId"] = other
@@ -119,10 +130,9 @@ async def test_the_transcript_is_sent_and_a_stale_one_corrected_after_the_respon
 
 
 async def test_a_changed_config_is_not_answered_from_the_transcript(
-    agent_factory, tmp_path
+    agent_factory, said_hello
 ) -> None:
-    home = tmp_path / "home"
-    session = await closed_session(agent_factory, home, ONE_TURN)
+    home, session = said_hello
     (home / "config.toml").write_text('models = ["openai:gpt-5.1"]\n')
     client = RecordingClient()
     async with agent_factory([], home=home, client=client, load=session) as agent:
@@ -135,17 +145,14 @@ async def test_a_changed_config_is_not_answered_from_the_transcript(
 
 @pytest.mark.parametrize("wait", [0.2, 2.0], ids=["200 ms", "2 s"])
 async def test_a_load_sent_a_while_after_initialize_is_answered_from_the_transcript(
-    agent_factory, tmp_path, wait
+    agent_factory, wait, said_hello
 ) -> None:
     """A client that loads its last session once `initialize` is answered, and not at
     once: the answer is still the transcript's (marked here), while the SDK imports or
     after."""
-    home = tmp_path / "home"
-    session = await closed_session(agent_factory, home, ONE_TURN)
+    home, session = said_hello
     key, kept = read_transcript(transcript(home, session))
-    for update in kept["updates"]:
-        if update["sessionUpdate"] == "agent_message_chunk":
-            update["content"]["text"] = "Hello from the transcript."
+    answer_from_the_transcript(kept)
     transcript(home, session).write_text(f"{json.dumps(key)}\n{json.dumps(kept)}")
     async with agent_factory([], home=home) as agent:
         await asyncio.sleep(wait)  # the client's pause, not a wait for the server
@@ -154,11 +161,10 @@ async def test_a_load_sent_a_while_after_initialize_is_answered_from_the_transcr
 
 
 async def test_a_load_it_may_not_answer_is_refused_and_nothing_drawn(
-    agent_factory, tmp_path
+    agent_factory, tmp_path, said_hello
 ) -> None:
     """Open in another process, from another folder, or of a forged id."""
-    home = tmp_path / "home"
-    session = await closed_session(agent_factory, home, ONE_TURN)
+    home, session = said_hello
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     async with agent_factory([], home=home, load=session) as holder:
@@ -178,10 +184,9 @@ async def test_a_load_it_may_not_answer_is_refused_and_nothing_drawn(
 
 
 async def test_a_prompt_right_behind_a_quick_load_runs_in_the_session(
-    agent_factory, tmp_path
+    agent_factory, said_hello
 ) -> None:
-    home = tmp_path / "home"
-    session = await closed_session(agent_factory, home, ONE_TURN)
+    home, session = said_hello
     async with agent_factory([{"content": " And again."}], home=home, load=session) as agent:
         response = await agent.prompt(session, "more")
         assert response.stop_reason == "end_turn"
@@ -190,11 +195,10 @@ async def test_a_prompt_right_behind_a_quick_load_runs_in_the_session(
         assert agent.client.text() == "Hello there. And again."
 
 
-async def test_a_damaged_transcript_is_loaded_the_usual_way(agent_factory, tmp_path) -> None:
+async def test_a_damaged_transcript_is_loaded_the_usual_way(agent_factory, said_hello) -> None:
     """Each damage in turn, on one session: each load draws it whole, and keeps the
     transcript anew."""
-    home = tmp_path / "home"
-    session = await closed_session(agent_factory, home, ONE_TURN)
+    home, session = said_hello
     path = transcript(home, session)
     key, _ = read_transcript(path)
     for damaged in [

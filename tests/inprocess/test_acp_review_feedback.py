@@ -10,6 +10,7 @@ from typing import Any
 from acp import schema as S
 
 from tests.support.acp import EditorRecordingClient
+from tests.support.turns import write
 
 BEFORE = "alpha = 1\nbeta = 2\ngamma = 3\n"
 WRITTEN = "alpha = 10\nbeta = 2\ngamma = 30\n"
@@ -98,11 +99,7 @@ async def test_an_edit_in_review_reaches_a_later_step_of_the_same_turn(
 async def test_no_note_when_the_user_accepts_everything(
     agent_factory, editor_client, capabilities, model_requests
 ) -> None:
-    created = {
-        "tool_calls": [
-            {"id": "n", "name": "write_file", "args": {"file_path": "new.py", "content": "x\n"}}
-        ]
-    }
+    created = write("n", "new.py", "x\n")
     turns = [WRITE, created, {"content": "done"}, {"content": "fine"}]
     async with agent_factory(turns, client=editor_client, capabilities=capabilities()) as agent:
         (agent.workspace / "app.py").write_text(BEFORE)
@@ -117,11 +114,7 @@ async def test_no_note_when_the_user_accepts_everything(
 async def test_a_rejected_new_file_is_reported_gone(
     agent_factory, editor_client, capabilities, model_requests
 ) -> None:
-    created = {
-        "tool_calls": [
-            {"id": "n", "name": "write_file", "args": {"file_path": "new.py", "content": "x\n"}}
-        ]
-    }
+    created = write("n", "new.py", "x\n")
     turns = [created, {"content": "done"}, {"content": "fine"}]
     async with agent_factory(turns, client=editor_client, capabilities=capabilities()) as agent:
         session = await agent.new_session()

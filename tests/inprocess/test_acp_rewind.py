@@ -10,6 +10,8 @@ import pytest
 from acp import schema as S
 from acp.exceptions import RequestError
 
+from tests.support.turns import edit
+
 BEFORE = {
     "a.py": b"one = 1\r\ntwo = 2\r\n",
     "b.txt": "caf\u00e9 au lait\n".encode(),
@@ -54,6 +56,19 @@ def files_of(root: Path) -> dict[str, bytes]:
     }
 
 
+async def changed_everything(agent, *earlier: str) -> str:
+    """A session in yolo mode on the files of BEFORE: the `earlier` prompts, then the one
+    whose turn makes CHANGES."""
+    for name, data in BEFORE.items():
+        (agent.workspace / name).write_bytes(data)
+    session = await agent.new_session()
+    await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
+    for prompt in earlier:
+        await agent.prompt(session, prompt)
+    await agent.prompt(session, "change everything")
+    return session
+
+
 def last_text(agent, session: str) -> str:
     chunks = agent.client.of(S.AgentMessageChunk, session)
     return chunks[-1].content.text
@@ -65,12 +80,7 @@ async def test_undo_puts_every_file_back_and_load_replays_the_shorter_history(
     home = tmp_path / "home"
     turns = [{"content": "hello"}, *CHANGES]
     async with agent_factory(turns, home=home) as agent:
-        for name, data in BEFORE.items():
-            (agent.workspace / name).write_bytes(data)
-        session = await agent.new_session()
-        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
-        await agent.prompt(session, "say hello")
-        await agent.prompt(session, "change everything")
+        session = await changed_everything(agent, "say hello")
         changed = files_of(agent.workspace)
         assert changed["a.py"] == b"one = 11\r\ntwo = 2\r\n"
         assert "gone.txt" not in changed and changed["src/made.txt"] == b"made\n"
@@ -98,11 +108,7 @@ async def test_undo_puts_every_file_back_and_load_replays_the_shorter_history(
 
 async def test_a_file_changed_since_is_reported_not_overwritten(agent_factory) -> None:
     async with agent_factory(CHANGES) as agent:
-        for name, data in BEFORE.items():
-            (agent.workspace / name).write_bytes(data)
-        session = await agent.new_session()
-        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
-        await agent.prompt(session, "change everything")
+        session = await changed_everything(agent)
         mine = b"one = 'mine'\n"
         (agent.workspace / "a.py").write_bytes(mine)
 
@@ -122,11 +128,7 @@ async def test_a_file_changed_since_is_reported_not_overwritten(agent_factory) -
 
 async def test_force_restores_a_conflicting_file(agent_factory) -> None:
     async with agent_factory(CHANGES) as agent:
-        for name, data in BEFORE.items():
-            (agent.workspace / name).write_bytes(data)
-        session = await agent.new_session()
-        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
-        await agent.prompt(session, "change everything")
+        session = await changed_everything(agent)
         (agent.workspace / "b.txt").write_bytes(b"mine\n")
         await agent.prompt(session, "/rewind 1 --force")
         assert files_of(agent.workspace) == BEFORE
@@ -135,19 +137,8 @@ async def test_force_restores_a_conflicting_file(agent_factory) -> None:
 async def test_files_come_back_through_the_editor(
     agent_factory, editor_client, capabilities
 ) -> None:
-    edit = [
-        {
-            "tool_calls": [
-                {
-                    "id": "e",
-                    "name": "edit_file",
-                    "args": {"file_path": "a.py", "old_string": "two", "new_string": "three"},
-                }
-            ]
-        },
-        {"content": "edited"},
-    ]
-    async with agent_factory(edit, client=editor_client, capabilities=capabilities()) as agent:
+    turns = [edit("e", "a.py", "two", "three"), {"content": "edited"}]
+    async with agent_factory(turns, client=editor_client, capabilities=capabilities()) as agent:
         path = agent.workspace / "a.py"
         path.write_text("one = 1\ntwo = 2\n")
         session = await agent.new_session()
@@ -201,8 +192,7 @@ async def test_fork_command_and_the_turns_a_rewind_takes_back_are_kept(
     agent_factory, tmp_path
 ) -> None:
     home = tmp_path / "home"
-    turns = [{"content": "one"}, {"content": "two"}]
-    async with agent_factory(turns, home=home) as agent:
+    async with agent_factory([{"content": "one"}, {"content": "two"}], home=home) as agent:
         session = await agent.new_session()
         await agent.prompt(session, "first")
         await agent.prompt(session, "/fork")
@@ -231,12 +221,7 @@ async def test_rewind_alone_asks_which_prompt_and_a_conflict_asks_what_to_do(
     agent_factory,
 ) -> None:
     async with agent_factory([{"content": "hello"}, *CHANGES]) as agent:
-        for name, data in BEFORE.items():
-            (agent.workspace / name).write_bytes(data)
-        session = await agent.new_session()
-        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
-        await agent.prompt(session, "say hello")
-        await agent.prompt(session, "change everything")
+        session = await changed_everything(agent, "say hello")
         mine = b"one = 'mine'\n"
         (agent.workspace / "a.py").write_bytes(mine)
 
@@ -265,12 +250,7 @@ async def test_rewind_choices_go_through_elicitation_when_the_editor_offers_it(
     async with agent_factory(
         script, client=editor_client, capabilities=capabilities(elicitation=True)
     ) as agent:
-        for name, data in BEFORE.items():
-            (agent.workspace / name).write_bytes(data)
-        session = await agent.new_session()
-        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
-        await agent.prompt(session, "say hello")
-        await agent.prompt(session, "change everything")
+        session = await changed_everything(agent, "say hello")
         (agent.workspace / "b.txt").write_bytes(b"mine\n")
         editor_client.buffers[str(agent.workspace / "b.txt")] = "mine\n"  # edited in the editor
         editor_client.elicitation_answers = [

@@ -4,25 +4,11 @@ from __future__ import annotations
 
 from acp import schema as S
 
+from tests.support.turns import edit, task
+
 DELEGATE = [
-    {
-        "tool_calls": [
-            {
-                "id": "t1",
-                "name": "task",
-                "args": {"description": "Set x to 2 in a.py.", "subagent_type": "general-purpose"},
-            }
-        ]
-    },
-    {
-        "tool_calls": [
-            {
-                "id": "c1",
-                "name": "edit_file",
-                "args": {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
-            }
-        ]
-    },
+    task("t1", "Set x to 2 in a.py."),
+    edit("c1", "a.py", "x = 1", "x = 2"),
     {"content": "Changed x to 2."},
     {"content": "The sub-agent changed x."},
 ]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from deepacp.backends.sandbox import sandbox_problem
+from tests.support.terminals import in_the_editors_terminal
 
 
 @pytest.mark.skipif(sandbox_problem() is not None, reason="no working bwrap here")
@@ -20,15 +21,10 @@ async def test_the_terminal_runs_a_short_command_that_applies_the_sandbox(
     command = f"echo x > {outside}/pwned; echo in > inside.txt"
     run = {"id": "t", "name": "execute", "args": {"command": command}}
     turns = [{"tool_calls": [run]}, {"content": "ok"}]
-    async with agent_factory(
-        turns, client=editor_client, capabilities=capabilities(terminal=True)
-    ) as agent:
-        session = await agent.new_session()
-        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
-        await agent.prompt(session, "run")
-        (created,) = [
-            m["params"] for m in agent.wire.incoming if m.get("method") == "terminal/create"
-        ]
+    async with in_the_editors_terminal(agent_factory, editor_client, capabilities, turns) as (
+        agent,
+        [created],
+    ):
         shown = [created["command"], *created["args"]]
         assert Path(shown[0]).name == "deepacp" and shown[1:3] == ["sandbox", "--args"]
         assert shown[4:] == ["--", "/bin/sh", "-c", command]

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from acp import schema as S
 
+from tests.support.turns import call, calls, edit, write
+
 EDIT_AND_RUN = [
-    {
-        "reasoning": "I should fix the constant.",
-        "content": "Changing x and running it.",
-        "tool_calls": [
-            {
-                "id": "edit1",
-                "name": "edit_file",
-                "args": {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
-            },
-        ],
-    },
-    {"tool_calls": [{"id": "run1", "name": "execute", "args": {"command": "python3 a.py"}}]},
+    edit("edit1", "a.py", "x = 1", "x = 2", said="Changing x and running it.")
+    | {"reasoning": "I should fix the constant."},
+    calls(call("run1", "execute", command="python3 a.py")),
     {"content": "All done."},
 ]
 
@@ -63,18 +56,7 @@ async def test_full_turn_with_approvals(agent_factory, model_requests) -> None:
 async def test_reject_marks_the_card_failed_and_tells_the_model(
     agent_factory, model_requests
 ) -> None:
-    turns = [
-        {
-            "tool_calls": [
-                {
-                    "id": "w1",
-                    "name": "write_file",
-                    "args": {"file_path": "new.txt", "content": "hi"},
-                }
-            ]
-        },
-        {"content": "Understood, not writing it."},
-    ]
+    turns = [write("w1", "new.txt", "hi"), {"content": "Understood, not writing it."}]
     async with agent_factory(turns) as agent:
         session = await agent.new_session()
         agent.client.answers = ["reject_once"]

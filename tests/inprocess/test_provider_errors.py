@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from acp.exceptions import RequestError
 
-from tests.providers.canned import CannedServer, SilentServer, closed_port
+from tests.providers.canned import LLAMA_CPP, CannedServer, SilentServer, closed_port
 from tests.providers.wire import Failure
 from tests.support.providers import provider_agent
 
@@ -113,16 +113,6 @@ async def test_no_first_token_is_a_timeout_not_unreachable_and_is_never_sent_aga
     assert "unreachable" not in agent.client.text()
 
 
-LLAMA_CPP = {
-    "error": {
-        "code": 400,
-        "message": "request (3654 tokens) exceeds the available context size (2048 tokens), "
-        "try increasing it",
-        "type": "exceed_context_size_error",
-        "n_prompt_tokens": 3654,
-        "n_ctx": 2048,
-    }
-}
 VLLM = {
     "object": "error",
     "message": "This model's maximum context length is 2048 tokens. However, you requested "

@@ -3,6 +3,8 @@ keeps looping ends with a plain message."""
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def read(i: int) -> dict:
     return {"tool_calls": [{"id": f"r{i}", "name": "read_file", "args": {"file_path": "a.py"}}]}
@@ -13,13 +15,19 @@ def edit(i: int, old: str, new: str) -> dict:
     return {"tool_calls": [{"id": f"e{i}", "name": "edit_file", "args": args}]}
 
 
+async def asked_about_a_py(agent) -> tuple[str, Any]:
+    """With a.py holding `x = 1`, a new session asked what is in it: the session and the
+    turn's response."""
+    (agent.workspace / "a.py").write_text("x = 1\n")
+    session = await agent.new_session()
+    return session, await agent.prompt(session, "what is in a.py?")
+
+
 async def test_the_same_call_three_times_is_not_run_and_the_model_is_told(
     agent_factory, model_requests
 ) -> None:
     async with agent_factory([read(1), read(2), read(3), {"content": "a.py holds x."}]) as agent:
-        (agent.workspace / "a.py").write_text("x = 1\n")
-        session = await agent.new_session()
-        response = await agent.prompt(session, "what is in a.py?")
+        _, response = await asked_about_a_py(agent)
         assert response.stop_reason == "end_turn"
         assert agent.client.text().endswith("a.py holds x.")
         told = model_requests()[3]["messages"][-1]
@@ -37,9 +45,7 @@ async def test_a_turn_that_keeps_looping_ends_with_a_plain_message(
 ) -> None:
     turns = [read(i) for i in range(1, 8)] + [{"content": "next turn"}]
     async with agent_factory(turns) as agent:
-        (agent.workspace / "a.py").write_text("x = 1\n")
-        session = await agent.new_session()
-        response = await agent.prompt(session, "what is in a.py?")
+        session, response = await asked_about_a_py(agent)
         assert response.stop_reason == "end_turn"
         assert agent.client.text().endswith(
             "Stopped: the agent kept repeating the same call 4 times in a row: read_file "

@@ -138,3 +138,16 @@ class PathServer:
     def __enter__(self) -> PathServer:
         threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True).start()
         return self
+
+
+LLAMA_CPP = {
+    "error": {
+        "code": 400,
+        "message": "request (3654 tokens) exceeds the available context size (2048 tokens), "
+        "try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 3654,
+        "n_ctx": 2048,
+    }
+}
+"""llama.cpp's answer to a prompt larger than its context (HTTP 400)."""

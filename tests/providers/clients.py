@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage
 from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.tools import tool
 
@@ -26,6 +27,17 @@ def refused(model, messages, error: type[Exception]) -> Any:
         model.invoke(messages)
     assert raised.value.status_code == 400  # type: ignore[attr-defined]
     return raised.value.body  # type: ignore[attr-defined]
+
+
+async def failed_once(server, model, failure, error: type[Exception]) -> Any:
+    """The `error` `model` raises when `server` answers "hi" with the HTTP `failure`, after
+    one request: the client makes no hidden retries."""
+    server.add(failure)
+    with pytest.raises(error) as raised:
+        await collect(model, [HumanMessage("hi")])
+    assert raised.value.status_code == failure.status  # type: ignore[attr-defined]
+    assert len(server.model_requests()) == 1
+    return raised.value
 
 
 ANSWER = "The answer is forty-two."

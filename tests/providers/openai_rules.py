@@ -87,14 +87,7 @@ def validate_chat(body: Any) -> None:
             _check_tool_message(i, message, pending)
             continue
         # Function-calling guide: every tool call is answered before the conversation goes on.
-        if pending:
-            first = min(pending.values())
-            raise InvalidRequest(
-                "An assistant message with 'tool_calls' must be followed by tool messages "
-                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                f"response messages: {', '.join(pending)}",
-                param=f"messages.[{first}].role",
-            )
+        _check_answered(pending)
         if message.get("content") is None and not (
             role == "assistant" and message.get("tool_calls")
         ):
@@ -105,6 +98,11 @@ def validate_chat(body: Any) -> None:
         for call in message.get("tool_calls") or [] if role == "assistant" else []:
             _check_tool_call(i, call)
             pending[call["id"]] = i
+    _check_answered(pending)
+
+
+def _check_answered(pending: dict[str, int]) -> None:
+    """No tool call is left unanswered (`pending`: call id -> its message's index)."""
     if pending:
         first = min(pending.values())
         raise InvalidRequest(

@@ -7,7 +7,6 @@ is the rule, not a blanket refusal.
 
 from __future__ import annotations
 
-import anthropic
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.ai import add_ai_message_chunks
@@ -20,6 +19,8 @@ THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens"
 
 def rejected(model, messages) -> str:
     """The API error message `model` gets for `messages` (fails if it is accepted)."""
+    import anthropic  # imported where used: an SDK is a second of every collection
+
     body = refused(model, messages, anthropic.BadRequestError)
     assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
     return body["error"]["message"]

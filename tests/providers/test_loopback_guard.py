@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import anthropic
-import openai
 import pytest
 
 
 def test_a_client_without_a_base_url_cannot_leave_the_machine(loopback_only):
+    import anthropic  # imported where used: an SDK is a second of every collection
+    import openai
     from langchain_anthropic import ChatAnthropic
     from langchain_openai import ChatOpenAI
 

@@ -7,7 +7,6 @@ import httpx
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.messages.ai import add_ai_message_chunks
-from ollama import ResponseError
 
 from tests.providers.clients import collect, read_file, streamed_answer
 from tests.providers.wire import Failure, Reply, ToolCall
@@ -70,6 +69,8 @@ def test_model_validation_reads_the_local_model_list(ollama_server, llama):
     ],
 )
 async def test_requests_the_model_cannot_serve_are_refused(llama, options, status, message):
+    from ollama import ResponseError
+
     with pytest.raises(ResponseError) as raised:
         await collect(llama(**options), [HumanMessage("hi")])
     assert raised.value.status_code == status
@@ -100,6 +101,8 @@ def test_messages_outside_the_documented_shape_are_refused(ollama_server, messag
 
 
 async def test_tools_on_a_model_without_tool_support_are_refused(ollama_server, llama):
+    from ollama import ResponseError  # imported where used: an SDK is a second of every collection
+
     ollama_server.models = {"gemma:latest": ("completion",)}
     with pytest.raises(ResponseError) as raised:
         await collect(llama(model="gemma").bind_tools([read_file]), [HumanMessage("hi")])
@@ -107,6 +110,8 @@ async def test_tools_on_a_model_without_tool_support_are_refused(ollama_server, 
 
 
 async def test_server_errors_and_mid_stream_errors_surface(ollama_server, llama):
+    from ollama import ResponseError
+
     ollama_server.add(
         Failure(500, message="llama runner process has terminated"),
         Reply(text="partial", stream_error="unexpected EOF"),

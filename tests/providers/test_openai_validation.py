@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import openai
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
@@ -13,6 +12,8 @@ from tests.providers.wire import InvalidRequest, Reply
 
 def rejected(model, messages) -> dict:
     """The API error object `model` gets for `messages` (fails if it is accepted)."""
+    import openai  # imported where used: an SDK is a second of every collection
+
     body = refused(model, messages, openai.BadRequestError)
     assert body["type"] == "invalid_request_error"
     return body

@@ -14,18 +14,25 @@ def configure(home, text: str) -> None:
     (home / "config.toml").write_text(text)
 
 
+async def before_and_after(server, model: str, home, config: str) -> tuple[dict, dict]:
+    """What `model` sends `server` on a call before `config` is written, and on one after."""
+    server.add(Reply(text="a"), Reply(text="b"))
+    await resolve_model(model).ainvoke("hi")
+    configure(home, config)
+    await resolve_model(model).ainvoke("hi")
+    first, second = server.model_requests()
+    return first.body, second.body
+
+
 async def test_an_openai_compatible_server_gets_the_local_cap(
     openai_server, isolated_home, monkeypatch
 ):
     monkeypatch.setenv("OPENAI_BASE_URL", f"{openai_server.base_url}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    openai_server.add(Reply(text="a"), Reply(text="b"))
-    await resolve_model("openai:smollm2").ainvoke("hi")
-    configure(isolated_home, "[providers.openai]\nmax_tokens = 1234\n")
-    await resolve_model("openai:smollm2").ainvoke("hi")
-    first, second = openai_server.model_requests()
-    assert first.body["max_completion_tokens"] == LOCAL_MAX_TOKENS
-    assert second.body["max_completion_tokens"] == 1234
+    config = "[providers.openai]\nmax_tokens = 1234\n"
+    first, second = await before_and_after(openai_server, "openai:smollm2", isolated_home, config)
+    assert first["max_completion_tokens"] == LOCAL_MAX_TOKENS
+    assert second["max_completion_tokens"] == 1234
 
 
 async def test_anthropic_gets_the_default_cap_or_the_configured_one(
@@ -33,13 +40,11 @@ async def test_anthropic_gets_the_default_cap_or_the_configured_one(
 ):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-    anthropic_server.add(Reply(text="a"), Reply(text="b"))
-    await resolve_model("anthropic:claude-sonnet-4-5").ainvoke("hi")
-    configure(isolated_home, "[providers.anthropic]\nmax_tokens = 2000\n")
-    await resolve_model("anthropic:claude-sonnet-4-5").ainvoke("hi")
-    first, second = anthropic_server.model_requests()
-    assert first.body["max_tokens"] == DEFAULT_MAX_TOKENS
-    assert second.body["max_tokens"] == 2000
+    config = "[providers.anthropic]\nmax_tokens = 2000\n"
+    model = "anthropic:claude-sonnet-4-5"
+    first, second = await before_and_after(anthropic_server, model, isolated_home, config)
+    assert first["max_tokens"] == DEFAULT_MAX_TOKENS
+    assert second["max_tokens"] == 2000
 
 
 async def test_ollama_gets_num_predict(ollama_server, isolated_home, monkeypatch):

@@ -84,13 +84,18 @@ async def test_breakpoints_sit_on_the_tools_the_stable_system_prompt_and_the_lat
     assert body["cache_control"] == EPHEMERAL  # the latest turn: automatic caching
 
 
-async def test_each_call_reads_the_previous_calls_prefix_from_cache(
-    anthropic_server, claude, workspace
-):
+async def two_turns(anthropic_server, claude, workspace) -> None:
+    """A turn that reads and edits a file (three calls), then a turn of one reply."""
     anthropic_server.add(*a_read_and_an_edit(), Reply(text="Second turn."))
     agent = agent_on(claude(), workspace)
     await ask(agent, "Make main return 2.")
     await ask(agent, "Thanks. Anything else?")
+
+
+async def test_each_call_reads_the_previous_calls_prefix_from_cache(
+    anthropic_server, claude, workspace
+):
+    await two_turns(anthropic_server, claude, workspace)
     usages = anthropic_server.usages()
     assert len(usages) == 4
     assert usages[0]["cache_read_input_tokens"] == 0
@@ -103,10 +108,7 @@ async def test_each_call_reads_the_previous_calls_prefix_from_cache(
 async def test_the_prefix_is_byte_stable_across_calls_and_turns(
     anthropic_server, claude, workspace
 ):
-    anthropic_server.add(*a_read_and_an_edit(), Reply(text="Second turn."))
-    agent = agent_on(claude(), workspace)
-    await ask(agent, "Make main return 2.")
-    await ask(agent, "Thanks. Anything else?")
+    await two_turns(anthropic_server, claude, workspace)
     bodies = [r.body for r in anthropic_server.model_requests()]
     for before, after in pairwise(bodies):
         assert wire(after["tools"]) == wire(before["tools"])

@@ -7,8 +7,6 @@ children run real commands in yolo mode, sandboxed, as root and as an ordinary u
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.reliability.test_sandbox import Host, card_text, hosted
+from tests.support.folders import var_tmp
 from tests.support.users import Runner
 from tests.support.waits import marked, marked_pids, wait_for
 
@@ -48,12 +47,8 @@ def running(tags: list[str]) -> list[str]:
 def gate() -> Iterator[Path]:
     """A folder a sandboxed command can see (not the host's /tmp) but not write: the test
     opens `go` in it when a task may go on."""
-    folder = Path(tempfile.mkdtemp(prefix="deepacp-gate-", dir="/var/tmp"))
-    folder.chmod(0o755)
-    try:
+    with var_tmp("deepacp-gate-", 0o755) as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,8 @@ from acp import RequestError
 from deepacp.acp.frames import MAX_FRAME_BYTES
 from deepacp.session.core import QUEUED
 from deepacp.session.turns.queue import MAX_WAITING
-from tests.support.acp import DEEPACP, RecordingClient, write_script
+from tests.support.acp import RecordingClient, write_script
+from tests.support.stdio import bare_stdio
 from tests.support.waits import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -111,15 +111,7 @@ async def peer(tmp_path: Path):
         [READ, {"content": "read it"}, {"content": "still here"}],
         record=str(tmp_path / "requests.jsonl"),
     )
-    env = {**os.environ, "DEEPACP_HOME": str(tmp_path / "home")}
-    process = await asyncio.create_subprocess_exec(
-        DEEPACP,
-        "--stdio",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env={**env, "DEEPACP_MODEL": f"scripted:{script}"},
-        cwd=workspace,
-    )
+    process = await bare_stdio(tmp_path / "home", script, cwd=workspace)
     wire = Peer(process)
     capabilities = {"fs": {"readTextFile": True, "writeTextFile": False}, "terminal": False}
     init = {"protocolVersion": 1, "clientCapabilities": capabilities}

@@ -28,7 +28,7 @@ from langgraph.graph import START, StateGraph
 from deepacp.harness.state import DeepAgentState
 from tests.support.acp import write_script
 from tests.support.reliability import size
-from tests.support.waits import assert_history_valid
+from tests.support.waits import history_problems
 
 pytestmark = pytest.mark.e2e
 
@@ -191,11 +191,7 @@ async def recovery_problems(agent, session: str, expected: list) -> list[str]:
     stop = (await agent.prompt(session, "are you there?")).stop_reason
     if stop != "end_turn" or not agent.client.text().endswith(RECOVERED):
         problems.append(f"the next prompt answered {stop}")
-    try:
-        assert_history_valid(last_request(agent.script.parent / "requests.jsonl"))
-    except AssertionError as exc:
-        problems.append(f"history: {exc}")
-    return problems
+    return problems + history_problems(last_request(agent.script.parent / "requests.jsonl"))
 
 
 async def test_kill_9_at_random_points_of_a_turn(agent_factory, tally, tmp_path) -> None:

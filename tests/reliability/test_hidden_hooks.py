@@ -7,8 +7,6 @@ no hook, mode or "always" answer does."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 
 from deepacp.backends.sandbox import sandbox_problem
 from tests.reliability.test_sandbox import Host, execute, hosted
+from tests.support.folders import var_tmp
 from tests.support.users import Runner
 
 pytestmark = [
@@ -38,11 +37,8 @@ def host(runner: Runner) -> Iterator[Host]:
 @pytest.fixture
 def outside() -> Iterator[Path]:
     """A folder outside the workspace and outside /tmp (which the sandbox makes private)."""
-    folder = Path(tempfile.mkdtemp(prefix="deepacp-outside-", dir="/var/tmp"))
-    try:
+    with var_tmp("deepacp-outside-") as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def project_hooks(workspace: Path, hooks: list[dict]) -> None:

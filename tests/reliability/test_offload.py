@@ -10,20 +10,16 @@ answer, the LSP face and the Python API.
 from __future__ import annotations
 
 import json
-import os
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-import pytest_lsp
-from lsprotocol import types as T
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from deepacp import create_deep_agent
 from deepacp.backends import FilesystemBackend
 from deepacp.harness.names import LARGE_RESULTS_DIR
 from deepacp.testing import ScriptedChatModel
+from tests.support.lsp import modelless_lsp, scripted_edit
 from tests.support.reliability import notes_server, size
 
 SCRIPT = "#!/bin/sh\necho original\n"
@@ -146,18 +142,7 @@ async def test_tool_call_ids_cannot_steer_an_offload_in_the_python_api(
     t.check()
 
 
-LSP_HOME = tempfile.mkdtemp(prefix="deepacp-offload-lsp-")
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[str(Path(sys.executable).parent / "deepacp"), "lsp"],
-        server_env={**os.environ, "DEEPACP_HOME": LSP_HOME, "DEEPACP_MODEL": ""},
-    ),
-)
-async def lsp(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
+LSP_HOME, lsp = modelless_lsp("deepacp-offload-lsp-")
 
 
 @pytest.mark.e2e
@@ -175,17 +160,7 @@ async def test_tool_call_ids_cannot_steer_an_offload_over_lsp(
     script = tmp_path / "script.json"
     turns = [{"tool_calls": [{"id": i, "name": bogus, "args": {}} for i in ids]}, {"content": "ok"}]
     script.write_text(json.dumps({"turns": turns}))
-    await lsp.initialize_session(
-        T.InitializeParams(
-            capabilities=T.ClientCapabilities(),
-            root_uri=workspace.as_uri(),
-            initialization_options={"model": f"scripted:{script}"},
-        )
-    )
-    uri = (workspace / "app.py").as_uri()
-    result = await lsp.workspace_execute_command_async(
-        T.ExecuteCommandParams("deepacp.edit", [{"uri": uri, "instruction": "go"}])
-    )
+    result = await scripted_edit(lsp, workspace, script, (workspace / "app.py").as_uri())
     t.record(result["proposal"] is None, f"a proposal was made: {result['files']}")
     (workspace / "app.py").unlink()
     for problem in untouched(workspace, home):

@@ -7,16 +7,12 @@ from __future__ import annotations
 import json
 import os
 import random
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from langchain_core.messages import ToolMessage
-from lsprotocol import types as T
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from deepacp.backends import (
     EditorBackend,
@@ -35,6 +31,7 @@ from tests.reliability.corpus import (
     lexical_corpus,
     snapshot,
 )
+from tests.support.lsp import modelless_lsp, scripted_edit
 from tests.support.reliability import size
 
 TOOLS = {
@@ -185,18 +182,7 @@ async def test_no_escape_through_the_acp_face(
     t.check()
 
 
-LSP_HOME = tempfile.mkdtemp(prefix="deepacp-escape-home-")
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[str(Path(sys.executable).parent / "deepacp"), "lsp"],
-        server_env={**os.environ, "DEEPACP_HOME": LSP_HOME, "DEEPACP_MODEL": ""},
-    ),
-)
-async def lsp(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
+LSP_HOME, lsp = modelless_lsp("deepacp-escape-home-")
 
 
 @pytest.mark.e2e
@@ -209,17 +195,8 @@ async def test_no_escape_through_the_lsp_face(lsp: LanguageClient, tally, tmp_pa
     record = tmp_path / "requests.jsonl"
     script_file = tmp_path / "script.json"
     script_file.write_text(json.dumps({"turns": script(paths), "record": str(record)}))
-    await lsp.initialize_session(
-        T.InitializeParams(
-            capabilities=T.ClientCapabilities(),
-            root_uri=workspace.as_uri(),
-            initialization_options={"model": f"scripted:{script_file}"},
-        )
-    )
     uri = (workspace / "src" / "app.py").as_uri()
-    result = await lsp.workspace_execute_command_async(
-        T.ExecuteCommandParams("deepacp.edit", [{"uri": uri, "instruction": "go"}])
-    )
+    result = await scripted_edit(lsp, workspace, script_file, uri)
     t = tally("path escape: LSP face")
     t.record(result["proposal"] is None and result["files"] == [], f"proposal: {result}")
     seen = [json.loads(line) for line in record.read_text().splitlines()]

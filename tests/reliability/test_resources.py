@@ -23,7 +23,7 @@ from tests.support.lsp import lsp_frame
 from tests.support.reliability import size
 from tests.support.waits import marked, marked_pids, pid_alive, wait_for
 
-HANGING_MCP = str(Path(__file__).with_name("hanging_mcp.py"))
+ROGUE_MCP = str(Path(__file__).with_name("rogue_mcp.py"))
 MARK = uuid.uuid4().hex
 PID_COMMAND = marked("sleep 60 & sleep 60; echo done > ran", MARK)
 """A shell, its background child and the sleep it waits on: found by their mark from
@@ -141,15 +141,21 @@ def signal_state(pid: int) -> str:
     return "; ".join(line for line in lines if line.startswith(keep))
 
 
-@pytest.mark.parametrize("how", [signal.SIGHUP, signal.SIGTERM], ids=str)
-async def test_commands_die_with_deepacp_run(tally, tmp_path: Path, how) -> None:
-    t = tally("resources: commands die with the server")
+def running_pid_command(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A workspace, a script whose one turn runs PID_COMMAND there, and an environment
+    with a home of its own, for a `deepacp` process started by the test."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     script = tmp_path / "script.json"
     call = {"id": "c", "name": "execute", "args": {"command": PID_COMMAND}}
     script.write_text(json.dumps({"turns": [{"tool_calls": [call]}]}))
-    env = {**os.environ, "DEEPACP_HOME": str(tmp_path / "home")}
+    return workspace, script, {**os.environ, "DEEPACP_HOME": str(tmp_path / "home")}
+
+
+@pytest.mark.parametrize("how", [signal.SIGHUP, signal.SIGTERM], ids=str)
+async def test_commands_die_with_deepacp_run(tally, tmp_path: Path, how) -> None:
+    t = tally("resources: commands die with the server")
+    workspace, script, env = running_pid_command(tmp_path)
     process = await asyncio.create_subprocess_exec(
         DEEPACP,
         "run",
@@ -181,13 +187,8 @@ async def test_commands_die_with_deepacp_run(tally, tmp_path: Path, how) -> None
 @pytest.mark.e2e
 async def test_commands_die_with_the_lsp_server(tally, tmp_path: Path) -> None:
     t = tally("resources: commands die with the server")
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
+    workspace, script, env = running_pid_command(tmp_path)
     (workspace / "a.py").write_text("x = 1\n")
-    script = tmp_path / "script.json"
-    call = {"id": "c", "name": "execute", "args": {"command": PID_COMMAND}}
-    script.write_text(json.dumps({"turns": [{"tool_calls": [call]}]}))
-    env = {**os.environ, "DEEPACP_HOME": str(tmp_path / "home")}
     process = await asyncio.create_subprocess_exec(
         DEEPACP,
         "lsp",
@@ -237,7 +238,9 @@ async def test_commands_die_with_the_lsp_server(tally, tmp_path: Path) -> None:
 
 async def test_an_mcp_server_that_never_lists_its_tools(agent_factory, tally) -> None:
     t = tally("resources: MCP start-up bounded, cancel while waiting")
-    hanging = S.McpServerStdio(name="hang", command=sys.executable, args=[HANGING_MCP], env=[])
+    hanging = S.McpServerStdio(
+        name="hang", command=sys.executable, args=[ROGUE_MCP, "hang"], env=[]
+    )
     env = {"DEEPACP_MCP_TIMEOUT": "1.5"}
     async with agent_factory([{"content": "answered"}] * 2, env=env) as agent:
         # Cancel while the turn waits for the server.

@@ -11,7 +11,6 @@ import contextlib
 import json
 import shutil
 import subprocess
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from acp import schema as S
 
 from deepacp.backends.sandbox import sandbox_problem
 from tests.support.acp import start_agent
+from tests.support.folders import var_tmp
 from tests.support.users import Runner
 from tests.support.waits import marked, marked_pids, wait_for
 
@@ -92,15 +92,16 @@ class Host:
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+async def set_sandbox(agent, session: str, policy: str) -> Any:
+    """Set `session`'s sandbox policy (its config option `sandbox`) to `policy`."""
+    return await agent.conn.set_config_option(config_id="sandbox", session_id=session, value=policy)
+
+
 @contextlib.contextmanager
 def hosted(runner: Runner) -> Iterator[Host]:
     """A `Host` whose `deepacp` runs as `runner`, removed afterwards."""
-    base = Path(tempfile.mkdtemp(prefix="deepacp-sandbox-", dir="/var/tmp"))
-    base.chmod(0o755)
-    try:
+    with var_tmp("deepacp-sandbox-", 0o755) as base:
         yield Host(base, runner)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture

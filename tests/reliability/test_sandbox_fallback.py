@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 
-from tests.reliability.test_sandbox import card_text, execute
+from tests.reliability.test_sandbox import card_text, execute, set_sandbox
 from tests.support.acp import DEEPACP, write_script
 
 pytestmark = pytest.mark.e2e  # whether there is a sandbox is found once per process
@@ -65,9 +65,7 @@ async def test_without_a_sandbox_the_session_says_so_and_asks(
         t.record(said.count(NOTICE) == 1, f"notices: {said.count(NOTICE)}")
         t.record(FIXES[how] in said, f"no fix in: {said}")
         try:
-            await agent.conn.set_config_option(
-                config_id="sandbox", session_id=session, value="workspace-write"
-            )
+            await set_sandbox(agent, session, "workspace-write")
             t.record(False, "a sandbox was claimed")
         except RequestError as exc:
             t.record("no sandbox is available here" in str(exc), f"error: {exc}")

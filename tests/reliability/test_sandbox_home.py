@@ -17,16 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from deepacp.backends.sandbox import sandbox_problem
+from tests.reliability import test_sandbox
 from tests.reliability.test_sandbox import Host, card_text, execute, hosted
 from tests.support.users import Runner
 
-pytestmark = [
-    pytest.mark.services,
-    pytest.mark.skipif(
-        sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
-    ),
-]
+pytestmark = test_sandbox.pytestmark  # services, skipped where there is no sandbox
 
 CANARY = "home-canary"
 GIT_CANARY = f"{CANARY}-git-credentials-51c3"

@@ -9,8 +9,6 @@ for the ordinary user)."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from deepacp.backends.proposal_shell import overlay_problem
 from tests.e2e import test_lsp
 from tests.e2e.test_lsp import execute, open_document, start
+from tests.support.folders import var_tmp
 from tests.support.users import Runner
 
 pytestmark = [
@@ -39,12 +38,8 @@ OVERLAY_PROBE = (
 def base() -> Iterator[Path]:
     """Under /var/tmp, not /tmp: the sandbox's /tmp is private, which would hide a target
     for a reason a real folder does not have."""
-    folder = Path(tempfile.mkdtemp(prefix="deepacp-overlay-attack-", dir="/var/tmp"))
-    folder.chmod(0o755)
-    try:
+    with var_tmp("deepacp-overlay-attack-", 0o755) as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(params=test_lsp.CLIENTS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,8 +18,10 @@ import pytest
 from acp import RequestError
 
 from deepacp.backends.sandbox import POLICIES, sandbox_problem
-from tests.reliability.test_sandbox import Host, card_text, execute, hosted
+from tests.reliability.test_sandbox import Host, card_text, execute, hosted, set_sandbox
 from tests.support.acp import DEEPACP
+from tests.support.folders import var_tmp
+from tests.support.terminals import in_the_editors_terminal
 from tests.support.users import Runner
 
 pytestmark = [
@@ -34,11 +35,8 @@ pytestmark = [
 @pytest.fixture
 def outside() -> Iterator[Path]:
     """A folder outside the workspace and outside /tmp (which the sandbox makes private)."""
-    folder = Path(tempfile.mkdtemp(prefix="deepacp-outside-", dir="/var/tmp"))
-    try:
+    with var_tmp("deepacp-outside-") as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def sandbox_option(options: list) -> object:
@@ -67,16 +65,12 @@ async def test_the_policy_is_a_config_option_and_the_card_names_it(
         await agent.prompt(session, "one")
         t.record(not (outside / "one").exists(), "workspace-write wrote outside")
 
-        changed = await agent.conn.set_config_option(
-            config_id="sandbox", session_id=session, value="off"
-        )
+        changed = await set_sandbox(agent, session, "off")
         t.record(sandbox_option(changed.config_options).current_value == "off", "not off")
         await agent.prompt(session, "two")
         t.record((outside / "two").exists(), "off did not run outside")
 
-        await agent.conn.set_config_option(
-            config_id="sandbox", session_id=session, value="read-only"
-        )
+        await set_sandbox(agent, session, "read-only")
         await agent.prompt(session, "three")
         t.record(not (agent.workspace / "inside.txt").exists(), "read-only wrote the workspace")
 
@@ -86,9 +80,7 @@ async def test_the_policy_is_a_config_option_and_the_card_names_it(
             t.record(f"[sandbox: {policy}]" in text, f"{call}: {text}")
 
         try:
-            await agent.conn.set_config_option(
-                config_id="sandbox", session_id=session, value="everything"
-            )
+            await set_sandbox(agent, session, "everything")
             t.record(False, "a bogus policy was accepted")
         except RequestError as exc:
             t.record("unknown sandbox policy" in str(exc), f"error: {exc}")
@@ -194,13 +186,9 @@ async def test_accept_edits_runs_contained_commands_without_asking(tally, host: 
         t.record(agent.client.permission_requests == [], "a contained command was asked")
         t.record((agent.workspace / "made.txt").exists(), "it did not run")
 
-        await agent.conn.set_config_option(
-            config_id="sandbox", session_id=session, value="workspace-write+network"
-        )
+        await set_sandbox(agent, session, "workspace-write+network")
         await agent.prompt(session, "with the network")
-        await agent.conn.set_config_option(
-            config_id="sandbox", session_id=session, value="workspace-write"
-        )
+        await set_sandbox(agent, session, "workspace-write")
         await agent.prompt(session, "outside the sandbox")
         await agent.conn.set_session_mode(session_id=session, mode_id="ask")
         await agent.prompt(session, "ask mode")
@@ -269,13 +257,10 @@ async def test_editor_terminals_run_the_wrapped_command_under_the_users_card(
     t = tally("sandbox: editor terminal")
     command = f"echo x > {outside}/pwned; echo in > inside.txt"
     turns = [{"tool_calls": [execute("term", command)]}, {"content": "ok"}]
-    async with agent_factory(
-        turns, client=editor_client, capabilities=capabilities(terminal=True)
-    ) as agent:
-        session = await agent.new_session()
-        await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
-        await agent.prompt(session, "run")
-        created = [m["params"] for m in agent.wire.incoming if m.get("method") == "terminal/create"]
+    async with in_the_editors_terminal(agent_factory, editor_client, capabilities, turns) as (
+        agent,
+        created,
+    ):
         t.record(len(created) == 1, f"{len(created)} terminals")
         shown = [created[0]["command"], *created[0]["args"]]  # the launcher that applies bwrap
         t.record(Path(shown[0]).name == "deepacp" and shown[1] == "sandbox", f"command: {shown}")

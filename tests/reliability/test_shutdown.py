@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.acp import DEEPACP
 from tests.support.reliability import MCP_SERVER, size
+from tests.support.stdio import bare_stdio
 from tests.support.waits import MARK_VARIABLE, marked, marked_pids, pid_alive, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -42,7 +42,7 @@ SPREAD = 0.3
 """At most this many seconds between the two events, when one comes first."""
 ORDERS = ("input, then SIGTERM", "SIGTERM, then input", "at once")
 STATES = ("idle", "command running", "loading", "MCP server and command", "stubborn MCP server")
-STUBBORN_MCP = str(Path(__file__).with_name("stubborn_mcp.py"))
+ROGUE_MCP = str(Path(__file__).with_name("rogue_mcp.py"))
 
 
 class Editor:
@@ -60,16 +60,7 @@ class Editor:
     async def start(cls, home: Path, workspace: Path, turns: list[dict]) -> Editor:
         script = home.parent / f"script-{uuid.uuid4().hex}.json"
         script.write_text(json.dumps({"turns": turns}))
-        env = {**os.environ, "DEEPACP_HOME": str(home), "DEEPACP_MODEL": f"scripted:{script}"}
-        process = await asyncio.create_subprocess_exec(
-            DEEPACP,
-            "--stdio",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=workspace,
-            limit=2**26,
-        )
+        process = await bare_stdio(home, script, cwd=workspace, limit=2**26)
         return cls(process)
 
     async def _read(self) -> None:
@@ -196,7 +187,7 @@ async def bring_to(state: str, runs: Runs, n: int) -> Editor:
         turns.append({"tool_calls": [command]})
         servers = [{"name": "notes", "command": sys.executable, "args": [MCP_SERVER], "env": []}]
     elif state == "stubborn MCP server":  # connected before the turn's model call
-        server = {"name": "stubborn", "command": sys.executable, "args": [STUBBORN_MCP]}
+        server = {"name": "stubborn", "command": sys.executable, "args": [ROGUE_MCP, "stubborn"]}
         servers = [{**server, "env": [{"name": MARK_VARIABLE, "value": mark}]}]
     editor = await Editor.start(runs.home, runs.workspace, turns)
     await editor.initialize()

@@ -16,37 +16,34 @@ from acp import schema as S
 
 from tests.support.acp import DEEPACP
 from tests.support.langgraph import free_port
+from tests.support.turns import call, calls, edit
 from tests.support.waits import assert_history_valid, marked, marked_pids, wait_for
 
 READ_EDIT_RUN = [
-    {"tool_calls": [{"id": "read1", "name": "read_file", "args": {"file_path": "a.py"}}]},
-    {
-        "content": "Changing x.",
-        "tool_calls": [
-            {
-                "id": "edit1",
-                "name": "edit_file",
-                "args": {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
-            }
-        ],
-    },
-    {"tool_calls": [{"id": "run1", "name": "execute", "args": {"command": "python3 a.py"}}]},
+    calls(call("read1", "read_file", file_path="a.py")),
+    edit("edit1", "a.py", "x = 1", "x = 2", said="Changing x."),
+    calls(call("run1", "execute", command="python3 a.py")),
     {"content": "All done."},
 ]
 # The client knows no model: the server's (its DEEPACP_MODEL) is the one that runs.
 NO_CLIENT_MODEL = {"DEEPACP_MODEL": ""}
 
 
+def on_server(agent_factory, server):
+    """`deepacp --stdio --server URL` on `server`'s workspace, knowing no model of its own."""
+    return agent_factory(
+        [],
+        workspace=server.workspace,
+        args=("--server", server.url),
+        env=NO_CLIENT_MODEL | server.env,
+    )
+
+
 async def test_a_full_turn_runs_on_the_server(agent_factory, langgraph_server) -> None:
     with langgraph_server(READ_EDIT_RUN) as server:
         target = server.workspace / "a.py"
         target.write_text("import sys\nx = 1\nprint(x)\n")
-        async with agent_factory(
-            [],
-            workspace=server.workspace,
-            args=("--server", server.url),
-            env=NO_CLIENT_MODEL | server.env,
-        ) as agent:
+        async with on_server(agent_factory, server) as agent:
             session = await agent.new_session()
             agent.client.answers = ["allow_once", "allow_once"]
             response = await agent.prompt(session, "bump x")
@@ -103,12 +100,7 @@ async def test_cancel_cancels_the_server_run_and_the_thread_goes_on(
     turns = [{"tool_calls": [slow]}, {"content": "after the cancel"}]
     requests = tmp_path / "server-requests.jsonl"
     with langgraph_server(turns, record=str(requests)) as server:
-        async with agent_factory(
-            [],
-            workspace=server.workspace,
-            args=("--server", server.url),
-            env=NO_CLIENT_MODEL | server.env,
-        ) as agent:
+        async with on_server(agent_factory, server) as agent:
             session = await agent.new_session()
             await agent.conn.set_session_mode(session_id=session, mode_id="yolo")
             task = asyncio.create_task(agent.prompt(session, "run it"))
@@ -153,12 +145,7 @@ async def test_a_server_gone_mid_session_is_one_error_at_the_prompt(
     agent_factory, langgraph_server
 ) -> None:
     with langgraph_server([{"content": "never said"}]) as server:
-        async with agent_factory(
-            [],
-            workspace=server.workspace,
-            args=("--server", server.url),
-            env=NO_CLIENT_MODEL | server.env,
-        ) as agent:
+        async with on_server(agent_factory, server) as agent:
             session = await agent.new_session()
             server.stop()
             with pytest.raises(RequestError) as info:

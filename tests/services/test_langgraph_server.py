@@ -3,6 +3,8 @@ the server would: the approval is an interrupt, resumed with the user's decision
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph_sdk import get_client
 
 EDIT = {
@@ -26,20 +28,22 @@ async def run(client, thread_id: str, config: dict, **payload) -> list:
     ]
 
 
+async def make_x_two(server, mode: str) -> tuple[Any, dict, dict, list]:
+    """With a.py holding `x = 1`, a run on a new thread in `mode` asks to make x two: the
+    client, the thread, the run's config and what the run streamed."""
+    (server.workspace / "a.py").write_text("x = 1\n")
+    client = get_client(url=server.url, headers=server.headers)
+    thread = await client.threads.create()
+    config = {"configurable": {"workspace": str(server.workspace), "mode": mode}}
+    message = {"type": "human", "content": "make x two"}
+    parts = await run(client, thread["thread_id"], config, input={"messages": [message]})
+    return client, thread, config, parts
+
+
 async def test_an_edit_waits_for_approval_and_the_resumed_run_makes_it(langgraph_server) -> None:
     with langgraph_server([EDIT, {"content": "done"}]) as server:
         target = server.workspace / "a.py"
-        target.write_text("x = 1\n")
-        client = get_client(url=server.url, headers=server.headers)
-        thread = await client.threads.create()
-        config = {"configurable": {"workspace": str(server.workspace), "mode": "ask"}}
-
-        first = await run(
-            client,
-            thread["thread_id"],
-            config,
-            input={"messages": [{"type": "human", "content": "make x two"}]},
-        )
+        client, thread, config, first = await make_x_two(server, "ask")
         [asked] = [
             p.data["__interrupt__"]
             for p in first
@@ -66,16 +70,7 @@ async def test_an_edit_waits_for_approval_and_the_resumed_run_makes_it(langgraph
 async def test_plan_mode_from_the_run_config_keeps_the_file(langgraph_server) -> None:
     with langgraph_server([EDIT, {"content": "planned"}]) as server:
         target = server.workspace / "a.py"
-        target.write_text("x = 1\n")
-        client = get_client(url=server.url, headers=server.headers)
-        thread = await client.threads.create()
-        config = {"configurable": {"workspace": str(server.workspace), "mode": "plan"}}
-        parts = await run(
-            client,
-            thread["thread_id"],
-            config,
-            input={"messages": [{"type": "human", "content": "make x two"}]},
-        )
+        client, thread, _, parts = await make_x_two(server, "plan")
         assert not [p for p in parts if p.event == "updates" and "__interrupt__" in p.data]
         assert target.read_text() == "x = 1\n"
         state = await client.threads.get_state(thread["thread_id"])

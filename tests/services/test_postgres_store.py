@@ -7,6 +7,7 @@ import asyncio
 import subprocess
 import sys
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from deepacp import secrets
 from deepacp.errors import SessionInUse, StoreError
 from deepacp.session.storage import migrations, open_store
+from deepacp.session.storage.records import Store
 from deepacp.session.storage.sqlite import SessionStore
 
 psycopg = pytest.importorskip("psycopg")
@@ -23,6 +25,20 @@ psycopg = pytest.importorskip("psycopg")
 def own_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     """A store registers its URL's password for the process: keep it to this test."""
     monkeypatch.setattr(secrets, "_REGISTERED", set())
+
+
+@pytest.fixture
+async def stores(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Store, Store]]:
+    """Two homes on the same database, as two machines would be; closed after the test."""
+    monkeypatch.setenv("DEEPACP_DATABASE_URL", postgres_url)
+    first, second = open_store(tmp_path / "a"), open_store(tmp_path / "b")
+    try:
+        yield first, second
+    finally:
+        await first.close()
+        await second.close()
 
 
 def versions(url: str) -> list[int]:
@@ -62,17 +78,10 @@ def test_two_processes_migrating_at_once_apply_each_step_once(postgres_url: str)
     assert versions(postgres_url) == list(range(1, migrations.LATEST + 1))
 
 
-async def test_two_stores_set_up_the_checkpoint_tables_at_once(
-    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DEEPACP_DATABASE_URL", postgres_url)
-    first, second = open_store(tmp_path / "a"), open_store(tmp_path / "b")
-    try:
-        savers = await asyncio.gather(first.checkpointer(), second.checkpointer())
-        assert all(s is not None for s in savers)
-    finally:
-        await first.close()
-        await second.close()
+async def test_two_stores_set_up_the_checkpoint_tables_at_once(stores: tuple[Store, Store]) -> None:
+    first, second = stores
+    savers = await asyncio.gather(first.checkpointer(), second.checkpointer())
+    assert all(s is not None for s in savers)
 
 
 async def test_two_homes_share_sessions_and_fence_them(
@@ -123,37 +132,25 @@ async def test_a_lost_connection_drops_its_locks(
 
 
 async def test_a_store_whose_connection_was_cut_connects_again_and_keeps_its_sessions(
-    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str, stores: tuple[Store, Store]
 ) -> None:
-    monkeypatch.setenv("DEEPACP_DATABASE_URL", postgres_url)
-    holder, other = open_store(tmp_path / "a"), open_store(tmp_path / "b")
-    try:
-        record = holder.create("/work/repo", "ask", None)
-        holder.claim(record.id)
-        with psycopg.connect(postgres_url, autocommit=True) as admin:  # a database restart
-            admin.execute("SELECT pg_terminate_backend(%s)", (holder._conn.info.backend_pid,))
-        with pytest.raises(StoreError, match="cannot be used"):
-            holder.list()  # the request that finds the connection gone fails, in one line
-        assert [r.id for r in holder.list()] == [record.id]
-        with pytest.raises(SessionInUse):
-            other.claim(record.id)  # locked again on the new connection
-    finally:
-        await holder.close()
-        await other.close()
+    holder, other = stores
+    record = holder.create("/work/repo", "ask", None)
+    holder.claim(record.id)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:  # a database restart
+        admin.execute("SELECT pg_terminate_backend(%s)", (holder._conn.info.backend_pid,))
+    with pytest.raises(StoreError, match="cannot be used"):
+        holder.list()  # the request that finds the connection gone fails, in one line
+    assert [r.id for r in holder.list()] == [record.id]
+    with pytest.raises(SessionInUse):
+        other.claim(record.id)  # locked again on the new connection
 
 
-async def test_deleting_a_session_removes_it_everywhere(
-    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DEEPACP_DATABASE_URL", postgres_url)
-    first, second = open_store(tmp_path / "a"), open_store(tmp_path / "b")
-    try:
-        record = first.create("/work/repo", "ask", None)
-        await first.delete(record)
-        assert second.get(record.id) is None and second.list() == []
-    finally:
-        await first.close()
-        await second.close()
+async def test_deleting_a_session_removes_it_everywhere(stores: tuple[Store, Store]) -> None:
+    first, second = stores
+    record = first.create("/work/repo", "ask", None)
+    await first.delete(record)
+    assert second.get(record.id) is None and second.list() == []
 
 
 async def test_a_fork_copies_the_conversation_and_outlives_its_source(

@@ -274,20 +274,25 @@ def test_the_remote_confinement_agrees_with_the_local_one(tmp_path: Path) -> Non
             assert there == local, (rel, follow)
 
 
+EMPTY_FILES = [
+    "a/x.tmp",
+    "a/b/y.tmp",
+    "a/b/z.py",
+    "build/out.py",
+    "src/build/deep.py",
+    "keep.log",
+    "drop.log",
+    "top.txt",
+    "src/top.txt",
+    "src/app.py",
+]
+
+
 def test_gitignore_rules_applied_to_a_listing_match_the_local_walk(tmp_path: Path) -> None:
     tree = {
         ".gitignore": "*.log\nbuild/\n!keep.log\n/top.txt\n",
         "a/.gitignore": "*.tmp\n!b/\n",
-        "a/x.tmp": "",
-        "a/b/y.tmp": "",
-        "a/b/z.py": "",
-        "build/out.py": "",
-        "src/build/deep.py": "",
-        "keep.log": "",
-        "drop.log": "",
-        "top.txt": "",
-        "src/top.txt": "",
-        "src/app.py": "",
+        **dict.fromkeys(EMPTY_FILES, ""),
     }
     for name, text in tree.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)

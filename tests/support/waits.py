@@ -25,6 +25,15 @@ def assert_history_valid(request: dict) -> None:
             assert len(answers) == 1, f"tool call {call['id']} has {len(answers)} results"
 
 
+def history_problems(request: dict) -> list[str]:
+    """What `assert_history_valid` finds wrong with `request`, as a tally's problems."""
+    try:
+        assert_history_valid(request)
+    except AssertionError as exc:
+        return [f"history: {exc}"]
+    return []
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -4,15 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from deepacp.backends import (
-    BackendError,
-    FilesystemBackend,
-    GrepQuery,
-    LocalShellBackend,
-    NotFoundError,
-    PathError,
-    ShellCommand,
-)
+from deepacp.backends import FilesystemBackend, GrepQuery, LocalShellBackend, ShellCommand
+from deepacp.backends.errors import BackendError, NotFoundError, PathError
 from deepacp.backends.overlay import OverlayBackend
 
 

@@ -11,6 +11,7 @@ from deepacp import create_deep_agent
 from deepacp.harness.contracts import ALLOW, HookDecision
 from deepacp.harness.middleware.subagents import SubAgent
 from deepacp.testing import ScriptedChatModel
+from tests.support.turns import call, calls
 
 
 class Runner:
@@ -42,16 +43,10 @@ async def test_sub_agent_tool_calls_pass_the_hooks_too() -> None:
     )
     child = ScriptedChatModel(
         turns=[
-            {
-                "tool_calls": [
-                    {"id": "c1", "name": "ls", "args": {"path": "/"}},
-                    {
-                        "id": "c2",
-                        "name": "write_file",
-                        "args": {"file_path": "/a.txt", "content": "x"},
-                    },
-                ]
-            },
+            calls(
+                call("c1", "ls", path="/"),
+                call("c2", "write_file", file_path="/a.txt", content="x"),
+            ),
             {"content": "Listed and wrote."},
         ]
     )

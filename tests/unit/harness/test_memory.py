@@ -11,6 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from deepacp import create_deep_agent
 from deepacp.backends import LocalShellBackend
 from deepacp.testing import ScriptedChatModel
+from tests.support.turns import edit
 
 
 def systems(record: Path) -> list[str]:
@@ -73,19 +74,7 @@ async def test_memory_written_mid_thread_reaches_the_very_next_request(tmp_path:
     model = ScriptedChatModel(
         record=str(record),
         turns=[
-            {
-                "tool_calls": [
-                    {
-                        "id": "e",
-                        "name": "edit_file",
-                        "args": {
-                            "file_path": "AGENTS.md",
-                            "old_string": "python",
-                            "new_string": "rust",
-                        },
-                    }
-                ]
-            },
+            edit("e", "AGENTS.md", "python", "rust"),
             {"content": "saved"},
             outside_edit,
             {"content": "third"},

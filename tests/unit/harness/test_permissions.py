@@ -18,6 +18,7 @@ from deepacp.backends import (
     PermissionRule,
 )
 from deepacp.testing import ScriptedChatModel
+from tests.support.turns import call, calls, task
 
 
 @pytest.fixture
@@ -48,8 +49,8 @@ def results(state: dict) -> dict[str, ToolMessage]:
 
 
 async def run(workspace: Path, calls: list[dict], rules=RULES, **kwargs) -> dict:
-    for i, call in enumerate(calls):
-        call.setdefault("id", f"c{i}")
+    for i, made in enumerate(calls):
+        made.setdefault("id", f"c{i}")
     model = ScriptedChatModel(turns=[{"tool_calls": calls}, {"content": "done"}])
     agent = create_deep_agent(
         model, backend=LocalShellBackend(workspace), permissions=rules, **kwargs
@@ -118,20 +119,8 @@ async def test_interrupt_rules_ask_with_the_path_and_segment_globs(workspace: Pa
 async def test_a_subagent_obeys_the_same_rules(workspace: Path) -> None:
     model = ScriptedChatModel(
         turns=[
-            {
-                "tool_calls": [
-                    {
-                        "id": "t",
-                        "name": "task",
-                        "args": {"description": "read the key", "subagent_type": "general-purpose"},
-                    }
-                ]
-            },
-            {
-                "tool_calls": [
-                    {"id": "r", "name": "read_file", "args": {"file_path": "secrets/key.txt"}}
-                ]
-            },
+            task("t", "read the key"),
+            calls(call("r", "read_file", file_path="secrets/key.txt")),
             {"content": "I could not read it."},
             {"content": "done"},
         ]

@@ -13,6 +13,7 @@ from deepacp import create_deep_agent
 from deepacp.backends import FilesystemBackend, LocalShellBackend
 from deepacp.harness.skills import discover_skills, validate_skill
 from deepacp.testing import ScriptedChatModel
+from tests.support.turns import call, calls
 
 
 def skill_md(name: str, description: str = "Does a thing. Use when asked.", extra: str = "") -> str:
@@ -95,15 +96,7 @@ async def test_only_names_and_paths_enter_the_prompt_the_body_is_read_on_demand(
     model = ScriptedChatModel(
         record=str(record),
         turns=[
-            {
-                "tool_calls": [
-                    {
-                        "id": "r",
-                        "name": "read_file",
-                        "args": {"file_path": ".deepacp/skills/deploy/SKILL.md"},
-                    }
-                ]
-            },
+            calls(call("r", "read_file", file_path=".deepacp/skills/deploy/SKILL.md")),
             {"content": "done"},
         ],
     )

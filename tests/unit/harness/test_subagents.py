@@ -13,6 +13,7 @@ from langchain_core.runnables import RunnableLambda
 from deepacp import create_deep_agent
 from deepacp.harness.middleware.subagents import CompiledSubAgent, SubAgent, files_delta
 from deepacp.testing import ScriptedChatModel
+from tests.support.turns import call, calls, task
 
 
 def results(state: dict) -> dict[str, ToolMessage]:
@@ -24,15 +25,7 @@ async def test_child_sees_only_the_brief_and_parent_sees_only_the_report(tmp_pat
     parent = ScriptedChatModel(
         record=str(parent_log),
         turns=[
-            {
-                "tool_calls": [
-                    {
-                        "id": "t1",
-                        "name": "task",
-                        "args": {"description": "Count the files.", "subagent_type": "counter"},
-                    }
-                ]
-            },
+            task("t1", "Count the files.", "counter"),
             {"content": "The child said there are 2."},
         ],
     )
@@ -69,25 +62,11 @@ async def test_child_sees_only_the_brief_and_parent_sees_only_the_report(tmp_pat
 async def test_a_childs_deletion_reaches_the_parent() -> None:
     model = ScriptedChatModel(
         turns=[
-            {
-                "tool_calls": [
-                    {
-                        "id": "t",
-                        "name": "task",
-                        "args": {"description": "tidy up", "subagent_type": "general-purpose"},
-                    }
-                ]
-            },
-            {
-                "tool_calls": [
-                    {
-                        "id": "w",
-                        "name": "write_file",
-                        "args": {"file_path": "new.md", "content": "n"},
-                    },
-                    {"id": "d", "name": "delete", "args": {"file_path": "old.md"}},
-                ]
-            },
+            task("t", "tidy up"),
+            calls(
+                call("w", "write_file", file_path="new.md", content="n"),
+                call("d", "delete", file_path="old.md"),
+            ),
             {"content": "tidied"},
             {"content": "done"},
         ]

@@ -4,10 +4,10 @@ back into the server that starts it."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import deepacp.lsp
+from tests.unit.test_layers import imports_of
 
 PACKAGE = Path(deepacp.lsp.__file__).parent
 SERVER_SIDE = {
@@ -16,19 +16,6 @@ SERVER_SIDE = {
     "deepacp.lsp.decisions",
     "deepacp.lsp.accepting",
 }
-
-
-def imports_of(path: Path) -> set[str]:
-    """Every deepacp module `path` imports, wherever in the file the import is."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            # `from deepacp.lsp import edits` imports the module deepacp.lsp.edits
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return {name for name in found if name.startswith("deepacp.")}
 
 
 def lsp_graph() -> dict[str, set[str]]:

@@ -1,8 +1,6 @@
 """What the server says in words: what an edit request came to, what an accept put into
 the editor and what is left where, why a change was refused."""
 
-from pathlib import Path
-
 from deepacp.lsp.edits import Left
 from deepacp.lsp.messages import (
     accept_message,
@@ -11,26 +9,8 @@ from deepacp.lsp.messages import (
     refusal_message,
 )
 from deepacp.lsp.proposal import make_proposal
-
-OLD = "one\ntwo\nthree\nfour\n"
-NEW = "zero\none\ntwo\nTHREE\nfour\n"
-
-
-def name(path: str) -> str:
-    return Path(path).relative_to("/w").as_posix()
-
-
-def a_proposal():
-    proposal = make_proposal(
-        "p1",
-        {
-            "file:///w/src/a.py": ("/w/src/a.py", OLD, NEW),
-            "file:///w/notes.md": ("/w/notes.md", None, "- x\n"),
-            "file:///w/old.py": ("/w/old.py", "OLD = 1\n", None),
-        },
-    )
-    proposal.rationale = "Added zero and shouted three."
-    return proposal
+from tests.unit.lsp_face.proposals import name
+from tests.unit.lsp_face.proposals import three_files as a_proposal
 
 
 def test_outcome_messages() -> None:

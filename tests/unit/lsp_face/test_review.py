@@ -2,8 +2,6 @@
 headers, code actions carrying the edit shaped for the client, review in the editor where
 annotations are declared, opt-in code lenses."""
 
-from pathlib import Path
-
 import pytest
 from lsprotocol import types as T
 
@@ -19,26 +17,14 @@ from deepacp.lsp.review import (
     hover,
     what_it_does,
 )
+from tests.support.lsp import HUNK_ACTIONS
 from tests.unit.lsp_face.clients import CLIENTS, Client, apply, edits_for, operations
-
-OLD = "one\ntwo\nthree\nfour\n"
-NEW = "zero\none\ntwo\nTHREE\nfour\n"
-
-
-def name(path: str) -> str:
-    return Path(path).relative_to("/w").as_posix()
+from tests.unit.lsp_face.proposals import NEW, OLD, A, D, N, name, three_files
 
 
 def a_proposal():
-    proposal = make_proposal(
-        "p1",
-        {
-            "file:///w/src/a.py": ("/w/src/a.py", OLD, NEW),
-            "file:///w/notes.md": ("/w/notes.md", None, "- x\n"),
-        },
-    )
-    proposal.rationale = "Added zero and shouted three."
-    return proposal
+    """An edited src/a.py and a new notes.md."""
+    return three_files(deleting=False)
 
 
 def test_hints_say_what_each_hunk_does() -> None:
@@ -70,24 +56,11 @@ def test_hover_shows_a_workspace_relative_unified_hunk() -> None:
     assert "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1,1 @@\n+- x\n" in created
 
 
-A, N, D = "file:///w/src/a.py", "file:///w/notes.md", "file:///w/old.py"
-
-
-def three_files():
-    """An edited file (an insertion at the top, a replaced line 2), a created and a deleted
-    one, and the documents as the editor holds them: a.py open at version 7, the others
-    not open."""
-    proposal = make_proposal(
-        "p1",
-        {
-            A: ("/w/src/a.py", OLD, NEW),
-            N: ("/w/notes.md", None, "- x\n"),
-            D: ("/w/old.py", "OLD = 1\n", None),
-        },
-    )
-    proposal.rationale = "Added zero and shouted three."
+def three_files_open():
+    """three_files() and the documents as the editor holds them: a.py open at version 7,
+    the others not open."""
     documents = {A: (OLD, 7), N: (None, None), D: ("OLD = 1\n", None)}
-    return proposal, documents
+    return three_files(), documents
 
 
 def line(number: int) -> T.Range:
@@ -113,16 +86,9 @@ def created_text(client: Client, edit: T.WorkspaceEdit) -> str:
 
 @pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
 def test_accept_actions_carry_the_edit_shaped_for_the_client(client: Client) -> None:
-    proposal, documents = three_files()
+    proposal, documents = three_files_open()
     found = offered(client, proposal, documents, A, 2)
-    expected = {
-        "deepacp: Accept this hunk",
-        "deepacp: Reject hunk",
-        "deepacp: Accept all in file",
-        "deepacp: Accept proposal",
-        "deepacp: Reject proposal",
-        "deepacp: Show diff",
-    }
+    expected = set(HUNK_ACTIONS)
     if client.support.annotations:
         expected.add("deepacp: Review in editor")
     assert set(found) == expected
@@ -168,7 +134,7 @@ def test_accept_actions_carry_the_edit_shaped_for_the_client(client: Client) -> 
 
 @pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
 def test_a_deletion_is_accepted_only_where_the_client_deletes_files(client: Client) -> None:
-    proposal, documents = three_files()
+    proposal, documents = three_files_open()
     found = offered(client, proposal, documents, D, 0)
     if client.support.document_changes and client.support.delete_files:
         [delete] = found["deepacp: Accept this hunk"].edit.document_changes
@@ -182,7 +148,7 @@ def test_a_deletion_is_accepted_only_where_the_client_deletes_files(client: Clie
 
 @pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
 def test_a_stale_hunk_can_only_be_rejected_on_the_line_its_hint_is_on(client: Client) -> None:
-    proposal, documents = three_files()
+    proposal, documents = three_files_open()
     zero, three = hunk_ids(proposal, A)
     for text in ("one\ntwo\nthree!\nfour\n", "x\n"):  # the line edited; the file emptied
         documents[A] = (text, 8)
@@ -200,7 +166,7 @@ def test_a_stale_hunk_can_only_be_rejected_on_the_line_its_hint_is_on(client: Cl
 def test_review_in_editor_is_one_edit_needing_confirmation_where_annotations_are_declared(
     client: Client,
 ) -> None:
-    proposal, documents = three_files()
+    proposal, documents = three_files_open()
     edit, covered = annotated_edit(proposal, documents, client.support)
     assert apply(OLD, edits_for(edit, A)) == NEW and created_text(client, edit) == "- x\n"
     if client.support.annotations:
@@ -221,7 +187,7 @@ def test_review_in_editor_is_one_edit_needing_confirmation_where_annotations_are
 
 
 def test_code_lenses_accept_or_discard_each_hunk_that_still_applies() -> None:
-    proposal, _ = three_files()
+    proposal = three_files()
     zero, three = hunk_ids(proposal, A)
     lenses = code_lenses(proposal, proposal.files[A], OLD)
     assert [(x.range.start.line, x.command.title, x.command.command) for x in lenses] == [
@@ -236,7 +202,7 @@ def test_code_lenses_accept_or_discard_each_hunk_that_still_applies() -> None:
 
 
 def test_hints_cover_the_lines_a_hunk_replaces_and_name_it() -> None:
-    proposal, _ = three_files()
+    proposal = three_files()
     three = hunk_ids(proposal, A)[1]
     insert, replace = diagnostics(proposal, proposal.files[A], OLD)
     assert insert.range == line(0)  # an insertion: a point before the line it goes above
@@ -255,7 +221,7 @@ def test_hints_cover_the_lines_a_hunk_replaces_and_name_it() -> None:
 
 
 def test_hover_is_only_over_a_hunk_that_still_applies() -> None:
-    proposal, _ = three_files()
+    proposal = three_files()
     change = proposal.files[A]
     assert hover(proposal, change, OLD, 3, name) is None  # "four" is unchanged
     assert hover(proposal, change, "one\ntwo\nthree!\nfour\n", 2, name) is None  # stale

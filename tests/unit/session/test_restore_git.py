@@ -166,11 +166,16 @@ async def test_a_repository_with_no_commits(tmp_path: Path) -> None:
     assert tree(root) == before
 
 
+def add_submodule(repo: Path) -> None:
+    """A repository vendor/ (lib.py) inside `repo`, added as a gitlink, as a submodule is."""
+    committed(repo / "vendor", {"lib.py": b"LIB = 1\n"})
+    git(repo, "add", "vendor")
+
+
 async def test_another_repository_inside_and_a_submodule_are_walked(
     repo: Path, tmp_path: Path
 ) -> None:
-    committed(repo / "vendor", {"lib.py": b"LIB = 1\n"})
-    git(repo, "add", "vendor")  # a gitlink, as a submodule's
+    add_submodule(repo)
     committed(repo / "nested", {"n.py": b"N = 1\n"})  # untracked: git does not look in
     before = tree(repo)
     points = await command(repo, tmp_path, "echo 2 > vendor/lib.py; echo 3 > nested/n.py")
@@ -182,8 +187,7 @@ async def test_another_repository_inside_and_a_submodule_are_walked(
 async def test_a_submodule_swapped_for_a_link_outside_is_not_looked_into(
     repo: Path, tmp_path: Path
 ) -> None:
-    committed(repo / "vendor", {"lib.py": b"LIB = 1\n"})
-    git(repo, "add", "vendor")
+    add_submodule(repo)
     write(tmp_path / "outside", {"secret.txt": b"not the workspace's\n"})
     points = await command(
         repo, tmp_path, f"rm -rf vendor && ln -s {tmp_path / 'outside'} vendor && echo x > a.txt"

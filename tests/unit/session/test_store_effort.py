@@ -4,7 +4,9 @@ columns opens."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
+from deepacp.session.storage.records import SessionRecord
 from deepacp.session.storage.sqlite import SessionStore
 
 OLD_SCHEMA = """
@@ -15,20 +17,26 @@ CREATE TABLE sessions (
 """
 
 
-async def test_effort_is_kept_and_an_old_database_gains_the_column(tmp_path):
+def opened_old(tmp_path: Path, model: str) -> tuple[SessionStore, SessionRecord]:
+    """A home whose sessions.db is from before effort and goals, opened: its store, and its
+    one session `old` (whose model is `model`, in SQL)."""
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     db = sqlite3.connect(home / "sessions.db")
     db.execute(OLD_SCHEMA)
-    db.execute(
-        "INSERT INTO sessions VALUES ('old', '/w', 'old', 't', 'ask', 'anthropic:c', 'a', 'a')"
-    )
+    db.execute(f"INSERT INTO sessions VALUES ('old', '/w', 'old', 't', 'ask', {model}, 'a', 'a')")
     db.commit()
     db.close()
     store = SessionStore(home)
+    old = store.get("old")
+    assert old is not None
+    return store, old
+
+
+async def test_effort_is_kept_and_an_old_database_gains_the_column(tmp_path):
+    store, old = opened_old(tmp_path, "'anthropic:c'")
     try:
-        old = store.get("old")
-        assert old is not None and old.effort is None
+        assert old.effort is None
         store.update(old, effort="high")
         made = store.create("/w", "ask", "openai:o3", "low")
         assert store.get("old").effort == "high" and store.get(made.id).effort == "low"
@@ -39,21 +47,13 @@ async def test_effort_is_kept_and_an_old_database_gains_the_column(tmp_path):
 
 
 async def test_a_goal_is_kept_and_old_sessions_have_none(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    db = sqlite3.connect(home / "sessions.db")
-    db.execute(OLD_SCHEMA)
-    db.execute("INSERT INTO sessions VALUES ('old', '/w', 'old', 't', 'ask', NULL, 'a', 'a')")
-    db.commit()
-    db.close()
-    store = SessionStore(home)
+    store, old = opened_old(tmp_path, "NULL")
     try:
-        old = store.get("old")
-        assert old is not None and old.goal is None
+        assert old.goal is None
         store.update(old, goal="the tests pass")
     finally:
         await store.close()
-    reopened = SessionStore(home)  # a restart
+    reopened = SessionStore(tmp_path / "home")  # a restart
     try:
         assert reopened.get("old").goal == "the tests pass"
         reopened.update(reopened.get("old"), goal=None)
