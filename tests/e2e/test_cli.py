@@ -10,6 +10,7 @@ import pytest
 
 from deepacp import __version__
 from deepacp.backends.sandbox import sandbox_problem
+from tests.support.turns import edit
 
 DEEPACP = str(Path(sys.executable).parent / "deepacp")
 
@@ -55,19 +56,7 @@ def write_script(tmp_path: Path, turns: list) -> str:
     return f"scripted:{path}"
 
 
-EDIT = [
-    {
-        "content": "Editing.",
-        "tool_calls": [
-            {
-                "id": "e",
-                "name": "edit_file",
-                "args": {"file_path": "a.py", "old_string": "1", "new_string": "2"},
-            }
-        ],
-    },
-    {"content": "Done."},
-]
+EDIT = [edit("e", "a.py", "1", "2", said="Editing."), {"content": "Done."}]
 
 
 def test_run_denies_gated_calls_without_a_terminal(tmp_path: Path) -> None:

@@ -15,21 +15,12 @@ from pathlib import Path
 
 from deepacp.run import exits
 from tests.e2e.test_cli import DEEPACP, write_script
+from tests.support.turns import edit
 
 WAIT_SECONDS = 60  # only a failing test waits this long
 ERASE = b"\r\x1b[K"
 EDIT = [
-    {
-        "reasoning": "The constant is off by one.",
-        "content": "Editing.",
-        "tool_calls": [
-            {
-                "id": "e",
-                "name": "edit_file",
-                "args": {"file_path": "a.py", "old_string": "1", "new_string": "2"},
-            }
-        ],
-    },
+    {"reasoning": "The constant is off by one.", **edit("e", "a.py", "1", "2", said="Editing.")},
     {"content": "Done."},
 ]
 
