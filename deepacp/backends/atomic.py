@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator
@@ -25,6 +26,15 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 _journal: Path | None = None
+
+_WRITE_FOLDER = re.compile(r"\.[^/]{1,64}\.[0-9a-f]{8}\.tmp")
+"""The name of the private folder a file is written in before it is renamed over itself."""
+
+
+def in_write_folder(path: str) -> bool:
+    """Whether workspace path `path` lies in such a folder: a write still on its way (a
+    scan that sees one must not take it for a file of the workspace)."""
+    return any(_WRITE_FOLDER.fullmatch(part) for part in path.split("/")[:-1])
 
 
 def keep_write_journal(directory: Path) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepacp.backends.atomic import in_write_folder
 from deepacp.backends.errors import BackendError
 from deepacp.backends.nofollow import read_file
 from deepacp.backends.protocol import MAX_TEXT_BYTES
@@ -150,7 +151,8 @@ class Scanner:
         objects: Mapping[str, str],
         reported: frozenset[str],
     ) -> Snapshot:
-        ordered = sorted((p for p in paths if not is_excluded(p, self.exclude)), key=path_order)
+        kept = (p for p in paths if not is_excluded(p, self.exclude) and not in_write_folder(p))
+        ordered = sorted(kept, key=path_order)
         horizon = None
         if len(ordered) > MAX_SCAN_FILES:
             ordered = ordered[:MAX_SCAN_FILES]

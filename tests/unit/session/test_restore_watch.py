@@ -168,3 +168,23 @@ def test_a_scan_after_the_session_closed_still_answers(root: Path, tmp_path: Pat
     points.release()
     assert command(points, lambda: (root / "late.txt").write_text("late\n")) == ["late.txt"]
     assert points.scanner.watch._fd is None
+
+
+def test_a_write_on_its_way_while_a_command_runs_is_not_a_file_to_restore(
+    root: Path, tmp_path: Path
+) -> None:
+    """An edit made beside a command (parallel tool calls) writes in a private folder, then
+    renames: the command's first scan may catch it there. That folder is no file of the
+    workspace, or a rewind would make it again, holding the edit."""
+    points = RestorePoints(tmp_path / "home", uuid.uuid4().hex, root)
+    points.begin("run", "thread", None)
+    on_its_way = root / ".a.txt.0123abcd.tmp"
+    on_its_way.mkdir()
+    (on_its_way / "a.txt").write_text("the edit\n")
+
+    def landed() -> None:
+        (on_its_way / "a.txt").rename(root / "a.txt")
+        on_its_way.rmdir()
+
+    assert command(points, landed) == ["a.txt"]
+    assert points.recording is not None and sorted(points.recording.before) == ["a.txt"]
