@@ -1,4 +1,5 @@
 """Where deepacp keeps its state, and the user's config file (`$DEEPACP_HOME/config.toml`).
+Over 350 lines because every key is checked here, beside its one-line error.
 
 config.toml keys (all optional)::
 

@@ -1,4 +1,5 @@
 """SummarizationMiddleware: keep long threads inside the context window, losing nothing.
+Over 350 lines because the view, the summary and its retry are one invariant, read whole.
 
 The state keeps every message. When the model's view of the thread nears the window
 (85%; a fixed budget when the model does not say), the middleware first clips large
