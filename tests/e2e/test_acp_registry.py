@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 import pytest
 
 from deepacp._version import __version__
+from tests.providers.anthropic_server import AnthropicServer
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = ROOT / "editors" / "registry"
@@ -138,12 +139,16 @@ async def test_initialize_passes_the_registry_auth_check(tmp_path: Path) -> None
     # The client runs the entry's command plus these args, in a terminal, to sign in.
     assert terminal["args"] == ["setup"]
     command = [DEEPACP, *agent["distribution"]["uvx"]["args"], *terminal["args"]]
-    signed_in = run(
-        command,
-        input="anthropic\nsk-ant-registry-check-0000\n",
-        env={"HOME": str(tmp_path), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
-        timeout=60,
-    )
+    key = "sk-ant-registry-check-0000"
+    home = {"HOME": str(tmp_path), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    with AnthropicServer() as server:  # setup checks the key with one request
+        server.keys = {key}
+        signed_in = run(
+            command,
+            input=f"anthropic\n{key}\n",
+            env={**home, "ANTHROPIC_BASE_URL": server.base_url},
+            timeout=60,
+        )
     assert signed_in.returncode == 0, signed_in.stdout + signed_in.stderr
     assert (tmp_path / ".deepacp" / "credentials.json").exists()
 

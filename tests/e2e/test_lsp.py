@@ -142,7 +142,7 @@ async def edit_calc(
 async def until(condition, what: str) -> None:
     """Wait for what the server sends on its own time (diagnostics, messages)."""
     try:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(20):  # a fresh server's first model call, under load
             while not condition():
                 await asyncio.sleep(0.01)
     except TimeoutError:
