@@ -233,6 +233,7 @@ def test_emacs_snippet_edits_through_eglot_with_confirmation(tmp_path: Path) -> 
 
 
 @pytest.mark.skipif(NPM is None, reason="npm is not installed")
+@pytest.mark.slow(reason="npm ci from the registry, a TypeScript build and a .vsix package")
 def test_vscode_extension_builds_and_its_helpers_pass(tmp_path: Path) -> None:
     source = EDITORS / "vscode"
     package = json.loads((source / "package.json").read_text())
