@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +39,20 @@ CREATE TABLE IF NOT EXISTS claims (
     pid INTEGER NOT NULL
 )
 """
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Put the database in WAL mode. Another process switching it at the same moment makes
+    SQLite answer "locked" at once, without its busy wait: try again for `BUSY_WAIT`."""
+    deadline = time.monotonic() + BUSY_WAIT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
@@ -69,7 +84,7 @@ class SessionStore(SqlStore):
             path = private_database(self.home / "sessions.db")
             try:
                 conn = sqlite3.connect(path, timeout=BUSY_WAIT, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
+                _wal(conn)
                 # One process at a time reads and changes the schema: two that start together
                 # on an old file would both see a column missing and both add it.
                 conn.execute("BEGIN IMMEDIATE")

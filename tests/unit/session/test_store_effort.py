@@ -77,7 +77,7 @@ def test_processes_opening_an_old_database_at_once_each_open_it(tmp_path):
 
     context = multiprocessing.get_context("spawn")  # forking a threaded test process can hang
     failures = context.Queue()
-    for round_ in range(3):
+    for round_ in range(2):
         home = tmp_path / f"home{round_}"
         home.mkdir(mode=0o700)
         db = sqlite3.connect(home / "sessions.db")
