@@ -107,10 +107,9 @@ async def test_parallel_tasks_run_concurrently() -> None:
     ]
     model = ScriptedChatModel(turns=[{"tool_calls": calls}, {"content": "all done"}])
     agent = create_deep_agent(model, subagents=[worker])
-    started = time.monotonic()
     result = await agent.ainvoke({"messages": [HumanMessage("go")]})
-    assert time.monotonic() - started < 1.0  # three 0.4 s jobs, overlapped
-    assert max(s for s, _ in spans) < min(e for _, e in spans)  # all started before any ended
+    # Overlapped: all started before any ended (a wall-clock bound would flake under load).
+    assert max(s for s, _ in spans) < min(e for _, e in spans)
     assert {m.content for m in results(result).values()} == {f"finished job {i}" for i in range(3)}
 
 
