@@ -154,6 +154,8 @@ class UsageUpdated:
 
 @dataclass(frozen=True, slots=True)
 class TitleChanged:
+    """The session's title, for the client's list (empty: cleared)."""
+
     title: str
 
 
@@ -195,16 +197,22 @@ class SubagentStep:
 
 @dataclass(frozen=True, slots=True)
 class ModeChanged:
+    """The session's mode is now `mode` (the user chose it, or plan mode was left)."""
+
     mode: str
 
 
 @dataclass(frozen=True, slots=True)
 class ModelChanged:
+    """The session's model is now the spec `model` (`provider:name`)."""
+
     model: str
 
 
 @dataclass(frozen=True, slots=True)
 class EffortChanged:
+    """How hard the model thinks is now `effort`: off, low, medium or high."""
+
     effort: str
 
 

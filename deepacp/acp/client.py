@@ -17,26 +17,11 @@ from acp.meta import CLIENT_METHODS
 from acp.utils import request_model, serialize_params
 from pydantic import TypeAdapter
 
+from deepacp import events
 from deepacp.acp import updates
 from deepacp.acp.newer import NewerUpdates, Outgoing
 from deepacp.acp.newer_schema import declared_of
 from deepacp.backends.editor_client import EditorError, TerminalStatus
-from deepacp.events import (
-    ASK_IN_CHAT,
-    CommandsChanged,
-    EffortChanged,
-    Event,
-    MessageChunk,
-    ModeChanged,
-    ModelChanged,
-    Notice,
-    PermissionKind,
-    PermissionRequest,
-    Question,
-    ToolFinished,
-    ToolOutput,
-    ToolTerminal,
-)
 
 log = logging.getLogger(__name__)
 
@@ -91,43 +76,43 @@ class AcpSessionHandler:
         for session_id, update in outgoing:
             await self.update(update, session_id)
 
-    async def emit(self, event: Event) -> None:
+    async def emit(self, event: events.Event) -> None:
         if (own := self.newer.own(event)) is not None:
             await self._send(own)
             return
         await self._emit(event)
         await self._send(self.newer.follow(event))
 
-    async def _emit(self, event: Event) -> None:
-        if isinstance(event, MessageChunk):
+    async def _emit(self, event: events.Event) -> None:
+        if isinstance(event, events.MessageChunk):
             self._mid_line = not event.text.endswith("\n")
-        elif isinstance(event, Notice) and self._mid_line:
+        elif isinstance(event, events.Notice) and self._mid_line:
             self._mid_line = False
             event = dataclasses.replace(event, text=f"\n{event.text}")
-        if isinstance(event, ToolOutput):
+        if isinstance(event, events.ToolOutput):
             await self._output_update(event)
-        elif isinstance(event, ToolTerminal):
+        elif isinstance(event, events.ToolTerminal):
             self._terminals[event.tool_call_id] = event.terminal_id
             await self.update(updates.terminal_update(event.tool_call_id, event.terminal_id))
-        elif isinstance(event, ToolFinished):
+        elif isinstance(event, events.ToolFinished):
             self._output.pop(event.tool_call_id, None)
             self._last_output_update.pop(event.tool_call_id, None)
             terminal = self._terminals.pop(event.tool_call_id, None)
             await self.update(updates.to_update(event, terminal))
-        elif isinstance(event, ModeChanged | ModelChanged | EffortChanged):
-            if isinstance(event, ModeChanged):
+        elif isinstance(event, events.ModeChanged | events.ModelChanged | events.EffortChanged):
+            if isinstance(event, events.ModeChanged):
                 await self.update(update_current_mode(event.mode))
             await self.update(
                 S.ConfigOptionUpdate(
                     session_update="config_option_update", config_options=self.config_options()
                 )
             )
-        elif isinstance(event, CommandsChanged):
+        elif isinstance(event, events.CommandsChanged):
             await self.update(updates.commands_update(event.commands))
         else:
             await self.update(updates.to_update(event))
 
-    async def _output_update(self, event: ToolOutput) -> None:
+    async def _output_update(self, event: events.ToolOutput) -> None:
         if event.tool_call_id in self._terminals:
             return  # the editor shows the terminal itself
         text = (self._output.get(event.tool_call_id, "") + event.text)[-OUTPUT_CARD_CHARS:]
@@ -158,7 +143,9 @@ class AcpSessionHandler:
             )
             return None
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionKind | None:
+    async def ask_permission(
+        self, request: events.PermissionRequest
+    ) -> events.PermissionKind | None:
         response = await self._request_permission(
             S.RequestPermissionRequest(
                 session_id=self.session_id,
@@ -170,7 +157,7 @@ class AcpSessionHandler:
             return "reject_once"
         return updates.permission_answer(response, request)
 
-    async def ask(self, question: Question) -> str | None:
+    async def ask(self, question: events.Question) -> str | None:
         """Through elicitation when the client has it, else as a permission request whose
         options are the choices, else by ending the turn with the question."""
         elicitation = self.capabilities.elicitation
@@ -178,9 +165,9 @@ class AcpSessionHandler:
             return await self._elicit(question)
         if question.choices:
             return await self._choose(question)
-        return ASK_IN_CHAT
+        return events.ASK_IN_CHAT
 
-    async def _elicit(self, question: Question) -> str | None:
+    async def _elicit(self, question: events.Question) -> str | None:
         request = S.CreateFormSessionElicitationRequest(
             session_id=self.session_id,
             tool_call_id=question.tool_call_id,
@@ -198,7 +185,7 @@ class AcpSessionHandler:
             return DECLINED
         return None
 
-    async def _choose(self, question: Question) -> str | None:
+    async def _choose(self, question: events.Question) -> str | None:
         options = [
             S.PermissionOption(option_id=f"choice-{i}", name=choice, kind="allow_once")
             for i, choice in enumerate(question.choices)

@@ -6,23 +6,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from deepacp import events
 from deepacp.diffs import unified_diff
-from deepacp.events import (
-    PLAN_MARKS,
-    Event,
-    FileDiff,
-    MessageChunk,
-    Notice,
-    PermissionKind,
-    PermissionRequest,
-    PlanUpdated,
-    Question,
-    SubagentStep,
-    ThoughtChunk,
-    ToolFinished,
-    ToolOutput,
-    ToolStarted,
-)
 from deepacp.run import exits
 from deepacp.run.output import RunResult, shown_path
 
@@ -30,10 +15,10 @@ THINKING = "thinking: "
 """How a block of the model's thinking starts on stderr (it ends with its own line)."""
 
 
-def question_text(request: PermissionRequest | Question, cwd: str) -> str:
+def question_text(request: events.PermissionRequest | events.Question, cwd: str) -> str:
     """What is asked, as lines: a question and its numbered choices, or a gated call's
     change (its diff, so it is seen before the answer) and the question whether to make it."""
-    if isinstance(request, Question):
+    if isinstance(request, events.Question):
         choices = (f"  {n}. {choice}" for n, choice in enumerate(request.choices, start=1))
         return "\n".join((request.question, *choices))
     diff, shown = request.diff, ""
@@ -75,36 +60,36 @@ class TextOutput:
         print(text, end="", flush=True)
         self.mid_line = not text.endswith("\n")
 
-    def _diff(self, diff: FileDiff) -> None:
+    def _diff(self, diff: events.FileDiff) -> None:
         path = shown_path(diff.path, self.cwd)
         print(unified_diff(path, diff.old_text, diff.new_text), end="", flush=True)
 
-    def event(self, event: Event) -> None:
-        if isinstance(event, MessageChunk | ToolOutput):
+    def event(self, event: events.Event) -> None:
+        if isinstance(event, events.MessageChunk | events.ToolOutput):
             self._stream(event.text)
-        elif isinstance(event, ThoughtChunk):
+        elif isinstance(event, events.ThoughtChunk):
             if not self.thinking:
                 if self.mid_line:
                     self._print("")
                 print(THINKING, end="", file=sys.stderr)
                 self.thinking = True
             print(event.text, end="", file=sys.stderr, flush=True)
-        elif isinstance(event, ToolStarted):
+        elif isinstance(event, events.ToolStarted):
             self.titles[event.tool_call_id] = event.title
             self._print(f"-> {event.title}")
-        elif isinstance(event, ToolFinished):
+        elif isinstance(event, events.ToolFinished):
             self._finished(event)
-        elif isinstance(event, SubagentStep) and event.status != "completed":
+        elif isinstance(event, events.SubagentStep) and event.status != "completed":
             failed = " (failed)" if event.status == "failed" else ""
             self._print(f"   -> {event.title}{failed}")  # under its task's line
-        elif isinstance(event, Notice):
+        elif isinstance(event, events.Notice):
             self._print(f"note: {event.text}")
-        elif isinstance(event, PlanUpdated):
+        elif isinstance(event, events.PlanUpdated):
             self._print("plan:")
             for entry in event.entries:
-                print(f"  {PLAN_MARKS[entry.status]} {entry.content}")
+                print(f"  {events.PLAN_MARKS[entry.status]} {entry.content}")
 
-    def _finished(self, event: ToolFinished) -> None:
+    def _finished(self, event: events.ToolFinished) -> None:
         mark = "ok" if event.status == "completed" else "failed"
         self._print(f"   {mark}: {self.titles.get(event.tool_call_id, event.tool_call_id)}")
         if event.diff is not None and event.tool_call_id not in self.shown_diffs:
@@ -112,12 +97,14 @@ class TextOutput:
         elif event.status == "failed" and event.text.strip():
             print(f"   {event.text.strip().splitlines()[-1]}")
 
-    def asking(self, request: PermissionRequest | Question) -> None:
+    def asking(self, request: events.PermissionRequest | events.Question) -> None:
         self._print(question_text(request, self.cwd))
-        if isinstance(request, PermissionRequest) and request.diff is not None:
+        if isinstance(request, events.PermissionRequest) and request.diff is not None:
             self.shown_diffs.add(request.tool_call_id)
 
-    def decided(self, request: PermissionRequest, outcome: PermissionKind, why: str) -> None:
+    def decided(
+        self, request: events.PermissionRequest, outcome: events.PermissionKind, why: str
+    ) -> None:
         if why:
             self._print(f"   {why}: {request.title}")
 
@@ -141,13 +128,15 @@ class Unstreamed:
     def at_line_start(self) -> bool:
         return True
 
-    def event(self, event: Event) -> None:
+    def event(self, event: events.Event) -> None:
         pass
 
-    def asking(self, request: PermissionRequest | Question) -> None:
+    def asking(self, request: events.PermissionRequest | events.Question) -> None:
         print(question_text(request, self.cwd), file=sys.stderr, flush=True)
 
-    def decided(self, request: PermissionRequest, outcome: PermissionKind, why: str) -> None:
+    def decided(
+        self, request: events.PermissionRequest, outcome: events.PermissionKind, why: str
+    ) -> None:
         if why:
             print(f"deepacp: {why}: {request.title}", file=sys.stderr, flush=True)
 

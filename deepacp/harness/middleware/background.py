@@ -104,7 +104,6 @@ class BackgroundTasksMiddleware(AgentMiddleware):
     """The background-task tools over `agents` (compiled for background use), run by
     `runner`."""
 
-    name = "BackgroundTasksMiddleware"
     state_schema = BackgroundState
 
     def __init__(

@@ -41,8 +41,6 @@ def thread_key(request: ModelRequest) -> str | None:
 class PromptCacheKeyMiddleware(ModelViewMiddleware):
     """Adds `prompt_cache_key` (one per thread) to every OpenAI request."""
 
-    name = "PromptCacheKeyMiddleware"
-
     def _view(self, request: ModelRequest) -> ModelRequest:
         key = thread_key(request)
         if key is None or "prompt_cache_key" in request.model_settings:

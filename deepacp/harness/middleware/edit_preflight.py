@@ -42,8 +42,6 @@ async def why_edit_fails(backend: Backend, args: dict) -> str | None:
 class EditPreflightMiddleware(AgentMiddleware):
     """Fail an `edit_file` call that cannot apply, before anyone is asked about it."""
 
-    name = "EditPreflightMiddleware"
-
     def __init__(self, backend: Backend) -> None:
         super().__init__()
         self.backend = backend

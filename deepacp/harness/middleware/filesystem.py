@@ -106,7 +106,6 @@ class FilesystemMiddleware(AgentMiddleware):
     - A second call changing the same file in one model turn is rejected.
     """
 
-    name = "FilesystemMiddleware"
     state_schema = FilesState
 
     def __init__(

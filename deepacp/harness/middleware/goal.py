@@ -159,8 +159,6 @@ def verdict_text(status: GoalStatus, feedback: str, round_: int, rounds: int) ->
 class GoalMiddleware(AgentMiddleware):
     """Grades the agent's work before its turn ends (see the module docstring)."""
 
-    name = "GoalMiddleware"
-
     def __init__(self, grader: Any, goal: GoalSource, rounds: int = DEFAULT_GOAL_ROUNDS) -> None:
         """`grader`: the compiled grader graph; `goal`: read at each check, so a session
         can change it between turns."""

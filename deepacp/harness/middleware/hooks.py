@@ -42,8 +42,6 @@ def tool_result(result: Any) -> ToolMessage | None:
 class HooksMiddleware(AgentMiddleware):
     """Tool events for `runner` (see the module docstring)."""
 
-    name = "HooksMiddleware"
-
     def __init__(self, runner: HookRunner) -> None:
         super().__init__()
         self.runner = runner

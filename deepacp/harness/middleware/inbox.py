@@ -32,8 +32,6 @@ def is_note(message: BaseMessage) -> bool:
 
 
 class InboxMiddleware(AgentMiddleware):
-    name = "InboxMiddleware"
-
     def __init__(self, inbox: Inbox) -> None:
         super().__init__()
         self.inbox = inbox

@@ -54,7 +54,6 @@ class MemoryMiddleware(AgentMiddleware):
     `nested`, AGENTS.md files in subfolders of the workspace are found at the start of
     each run and added after them."""
 
-    name = "MemoryMiddleware"
     state_schema = MemoryState
 
     def __init__(

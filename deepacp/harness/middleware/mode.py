@@ -20,8 +20,6 @@ READ_ONLY_NOTE = (
 
 
 class ModeMiddleware(AgentMiddleware):
-    name = "ModeMiddleware"
-
     def __init__(self, read_only: Callable[[], bool], changes: Callable[[str], bool]) -> None:
         super().__init__()
         self.read_only = read_only

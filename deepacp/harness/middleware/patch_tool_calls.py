@@ -58,8 +58,6 @@ class PatchToolCallsMiddleware(AgentMiddleware):
     usable whatever happened to its last run.
     """
 
-    name = "PatchToolCallsMiddleware"
-
     async def abefore_agent(self, state: AgentState, runtime: Any) -> dict | None:
         return self.before_agent(state, runtime)
 

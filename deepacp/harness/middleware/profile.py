@@ -22,8 +22,6 @@ class ProfileMiddleware(ModelViewMiddleware):
     """Leaves the profile's excluded tools out of every request (and refuses them if the
     model calls one anyway) and gives the others the profile's descriptions."""
 
-    name = "ProfileMiddleware"
-
     def __init__(self, profile: HarnessProfile) -> None:
         super().__init__()
         self.profile = profile

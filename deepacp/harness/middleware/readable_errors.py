@@ -45,8 +45,6 @@ def readable(exc: Exception, model: object) -> ProviderError | None:
 class ReadableErrorsMiddleware(AgentMiddleware):
     """Turns a provider failure the user can fix into `ProviderError` (module docstring)."""
 
-    name = "ReadableErrorsMiddleware"
-
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:

@@ -23,8 +23,6 @@ class RefuseApprovalsMiddleware(AgentMiddleware):
     """In a background task: refuse, with an error the sub-agent reads, each call the
     approval gate (`interrupt_on`) would ask the user about; there is nobody to ask."""
 
-    name = "RefuseApprovalsMiddleware"
-
     def __init__(self, interrupt_on: Mapping[str, Any]) -> None:
         super().__init__()
         self.interrupt_on = dict(interrupt_on)

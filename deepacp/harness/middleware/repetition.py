@@ -184,8 +184,6 @@ def _watched() -> Iterator[_Call]:
 class RepetitionGuardMiddleware(AgentMiddleware):
     """Stops model calls that loop (see the module docstring)."""
 
-    name = "RepetitionGuardMiddleware"
-
     def _again(self, request: ModelRequest, call: _Call) -> ModelRequest | None:
         """The request to make again after a loop, `call.said` kept before its answer; None
         when `call.response` is the answer."""

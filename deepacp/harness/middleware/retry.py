@@ -47,8 +47,6 @@ def _signal(signal: ModelRetrySignal) -> None:
 class RetryMiddleware(AgentMiddleware):
     """Retries model calls that failed for a passing reason (see the module docstring)."""
 
-    name = "RetryMiddleware"
-
     def __init__(self, policy: RetryPolicy | None = None, *, rng: random.Random | None = None):
         super().__init__()
         self.policy = policy or RetryPolicy()

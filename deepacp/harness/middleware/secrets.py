@@ -56,8 +56,6 @@ def _redact_error(exc: Exception, secrets: list[str]) -> None:
 
 
 class RedactSecretsMiddleware(AgentMiddleware):
-    name = "RedactSecretsMiddleware"
-
     def __init__(self, secrets: list[str] | None = None) -> None:
         super().__init__()
         self._secrets = secrets

@@ -50,7 +50,6 @@ class SkillsMiddleware(AgentMiddleware):
     """Lists the skills under `sources` (later sources win) in the system prompt. They are
     found again at the start of every run, so a skill added or fixed shows up next turn."""
 
-    name = "SkillsMiddleware"
     state_schema = SkillsState
 
     def __init__(self, backend: Backend, sources: Sequence[str], brief: bool = False) -> None:

@@ -162,8 +162,6 @@ def _steps(card_id: str, message: Any) -> list[SubagentStepSignal]:
 class SubAgentMiddleware(AgentMiddleware):
     """Adds the `task` tool over a set of compiled sub-agents."""
 
-    name = "SubAgentMiddleware"
-
     def __init__(
         self,
         agents: Mapping[str, Any],

@@ -198,7 +198,6 @@ def _thread_id() -> str:
 class SummarizationMiddleware(AgentMiddleware):
     """Non-destructive summarization (see the module docstring)."""
 
-    name = "SummarizationMiddleware"
     state_schema = SummarizationState
 
     def __init__(

@@ -30,8 +30,6 @@ def thought_only(message: AnyMessage) -> bool:
 class ThoughtOnlyRepliesMiddleware(ModelViewMiddleware):
     """Leaves thought-only replies out of the model's view (see the module docstring)."""
 
-    name = "ThoughtOnlyRepliesMiddleware"
-
     def _view(self, request: ModelRequest) -> ModelRequest:
         messages = request.messages
         kept = [m for m in messages if not thought_only(m)]

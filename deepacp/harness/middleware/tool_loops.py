@@ -121,8 +121,6 @@ def loop_ended(what: str) -> AIMessage:
 class ToolLoopMiddleware(AgentMiddleware):
     """Answers looping tool calls, then ends a turn that keeps looping (see the module)."""
 
-    name = "ToolLoopMiddleware"
-
     def _checked(self, request: ModelRequest, response: Response) -> Response:
         inner = messages_of(response)
         reply = next((m for m in reversed(inner.result) if isinstance(m, AIMessage)), None)

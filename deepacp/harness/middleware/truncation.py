@@ -74,8 +74,6 @@ def cut_off_twice(messages: list[AnyMessage]) -> bool:
 class TruncatedCallsMiddleware(AgentMiddleware):
     """Answers cut-off tool calls with an error instead of running them (see the module)."""
 
-    name = "TruncatedCallsMiddleware"
-
     def _answer(self, response: Response) -> Response:
         inner = messages_of(response)
         reply = _last_reply(inner.result)

@@ -35,8 +35,6 @@ def calls_since_the_user(messages: Sequence[BaseMessage]) -> int:
 
 
 class TurnLimitMiddleware(AgentMiddleware):
-    name = "TurnLimitMiddleware"
-
     async def abefore_model(self, state: AgentState, runtime: Any) -> dict[str, Any] | None:
         limit = (get_config().get("configurable") or {}).get(MAX_MODEL_CALLS)
         if limit is not None and calls_since_the_user(state["messages"]) >= limit:

@@ -38,7 +38,6 @@ def _counted(response: ModelResponse) -> ModelResponse | ExtendedModelResponse:
 
 
 class UsageMiddleware(AgentMiddleware):
-    name = "UsageMiddleware"
     state_schema = UsageState
 
     def wrap_model_call(

@@ -81,8 +81,6 @@ def _final_reply(response: Response) -> AIMessage | None:
 class VerifyMiddleware(AgentMiddleware):
     """Asks the model to check a turn's changes before it ends (see the module)."""
 
-    name = "VerifyMiddleware"
-
     def __init__(self, backend: Backend) -> None:
         super().__init__()
         self.backend = backend

@@ -23,7 +23,7 @@ from deepacp.config import DATABASE_SCHEMES
 from deepacp.errors import SessionInUse, StoreError
 from deepacp.secrets import redact, register_secrets
 from deepacp.session.storage import migrations
-from deepacp.session.storage.records import SqlStore
+from deepacp.session.storage.records import Store
 
 try:
     import psycopg
@@ -107,7 +107,7 @@ async def _open_saver(url: str) -> tuple[Any, Any]:
     return pool, saver
 
 
-class PostgresStore(SqlStore):
+class PostgresStore(Store):
     """`Store` in a PostgreSQL database: one connection for records and session locks, a
     small pool for the checkpointer."""
 

@@ -1,5 +1,5 @@
 """Session records: what a session is kept as, what a session needs of where it is kept
-(`Records`, `Store`), and the record logic the SQL stores share (`SqlStore`).
+(`Records`), and where the SQL stores keep them, with the logic they share (`Store`).
 
 A store keeps a table of records (one row a session, in `COLUMNS` order), LangGraph's
 checkpoints of each session's thread, and each thread's offloaded files in the scratch
@@ -85,34 +85,10 @@ class Records(Protocol):
     async def fork(self, record: SessionRecord, title: str) -> SessionRecord: ...
 
 
-class Store(Records, Protocol):
-    """Where a process's sessions are stored, listed and fenced: SQLite or PostgreSQL."""
-
-    def claim(self, session_id: str) -> None: ...
-
-    def release(self, session_id: str) -> None: ...
-
-    def create(
-        self,
-        cwd: str,
-        mode: Mode,
-        model: str | None,
-        effort: str | None = None,
-        goal: str | None = None,
-    ) -> SessionRecord: ...
-
-    def get(self, session_id: str) -> SessionRecord | None: ...
-
-    def list(self, cwd: str | None = None) -> list[SessionRecord]: ...
-
-    async def delete(self, record: SessionRecord) -> None: ...
-
-    async def close(self) -> None: ...
-
-
-class SqlStore(ABC):
-    """`Store`'s record logic over a SQL table; a subclass runs the statements on its
-    database, copies a thread's checkpoints and fences sessions between processes."""
+class Store(ABC):
+    """Where a process's sessions are stored, listed and fenced, SQLite or PostgreSQL: the
+    record logic over a SQL table is here; a subclass runs the statements on its database,
+    copies a thread's checkpoints and fences sessions between processes."""
 
     table: ClassVar[str]
     """The table of session records."""
@@ -147,6 +123,9 @@ class SqlStore(ABC):
 
     @abstractmethod
     def release(self, session_id: str) -> None: ...
+
+    @abstractmethod
+    async def close(self) -> None: ...
 
     @property
     def _select(self) -> str:

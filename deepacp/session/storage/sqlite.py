@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from deepacp.errors import SessionInUse
 from deepacp.private import private_database, private_dir, unusable_database
-from deepacp.session.storage.records import COLUMNS, FIRST_COLUMNS, SqlStore
+from deepacp.session.storage.records import COLUMNS, FIRST_COLUMNS, Store
 
 try:
     import fcntl
@@ -63,7 +63,7 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} TEXT")
 
 
-class SessionStore(SqlStore):
+class SessionStore(Store):
     """`Store` in SQLite files under `home`: the records, and the checkpointer for their
     threads."""
 
