@@ -33,7 +33,13 @@ class RedactSecrets(logging.Filter):
             message = record.getMessage()
             if record.exc_info:
                 message += "\n" + logging.Formatter().formatException(record.exc_info)
-                record.exc_info = None
+            elif record.exc_text:
+                message += "\n" + record.exc_text
+            if record.stack_info:
+                message += "\n" + record.stack_info
+            # A handler before this one (an embedding app's, pytest's) may have formatted
+            # the traceback already: that text is kept on the record and printed as it is.
+            record.exc_info = record.exc_text = record.stack_info = None
             record.msg, record.args = redact(message, secrets), None
         return True
 

@@ -1,5 +1,5 @@
-"""What `deepacp COMMAND --help`, `deepacp logout`, doctor and the log level tell a user who
-has nothing but the installed command."""
+"""What `deepacp logout` and a bad log level tell a user who has nothing but the installed
+command (the help pages: tests/inprocess/test_help_pages.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from tests.providers.anthropic_server import AnthropicServer
 
@@ -43,36 +41,6 @@ def setup_anthropic(env: dict[str, str]) -> subprocess.CompletedProcess:
         )
 
 
-def description(page: str) -> str:
-    """The prose between a help page's usage lines and its options."""
-    return page.split("\n\n", 1)[1].rsplit("\noptions:", 1)[0]
-
-
-@pytest.mark.parametrize(
-    ("command", "says"),
-    [
-        ("lsp", ["Language Server Protocol", "proposal", "DEEPACP_LOG_LEVEL"]),
-        ("doctor", ["failed to start", "full path", "snippet"]),
-        ("setup", ["API key", "keyring", "credentials.json", "config.toml", "deepacp logout"]),
-        ("logout", ["credentials.json", "environment"]),
-        ("demo", ["no API key", "example project", "not touched"]),
-    ],
-)
-def test_every_command_has_a_help_page(command: str, says: list[str]) -> None:
-    shown = deepacp(command, "--help", env={**os.environ, "COLUMNS": "100"})
-    assert shown.returncode == 0, shown.stderr
-    prose = " ".join(description(shown.stdout).split())
-    assert len(prose) > 150, shown.stdout
-    for words in says:
-        assert words in prose, (words, shown.stdout)
-
-
-def test_run_help_shows_user_facing_names_only() -> None:
-    shown = deepacp("run", "--help").stdout
-    assert "--model MODEL" in shown
-    assert "RUN_" not in shown  # argparse's dest, not a name a user knows
-
-
 def test_logout_forgets_what_setup_stored(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = user_env(home)
@@ -103,16 +71,6 @@ def test_logout_forgets_a_key_in_the_keyring(tmp_path: Path) -> None:
     assert json.loads(keyring_file.read_text()) == {"deepacp/ANTHROPIC_API_KEY": KEY}
     assert deepacp("logout", env=env).returncode == 0
     assert json.loads(keyring_file.read_text()) == {}
-
-
-def test_doctor_without_a_model_points_to_setup(tmp_path: Path) -> None:
-    env = user_env(tmp_path / "home")
-    for name in ("ZED_TERM", "TERM_PROGRAM", "TERMINAL_EMULATOR", "NVIM", "INSIDE_EMACS"):
-        env.pop(name, None)
-    result = deepacp("doctor", env=env)
-    assert result.returncode == 1
-    [line] = [line for line in result.stdout.splitlines() if "no model configured" in line]
-    assert "deepacp setup" in line
 
 
 def test_an_unknown_log_level_is_one_warning_and_the_server_answers(tmp_path: Path) -> None:

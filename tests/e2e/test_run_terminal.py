@@ -5,16 +5,19 @@ before the question whether to make it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
+import signal
 import subprocess
 import termios
 import time
 from pathlib import Path
 
 from deepacp.run import exits
-from tests.e2e.test_cli import DEEPACP, write_script
+from tests.support.acp import DEEPACP
+from tests.support.cli import write_script
 from tests.support.turns import edit
 
 WAIT_SECONDS = 60  # only a failing test waits this long
@@ -93,3 +96,28 @@ def test_a_terminal_shows_status_thinking_apart_and_the_diff_before_the_question
     assert screen[question - 2 : question] == ["-x = 1", "+x = 2"]  # the diff, then the question
     assert asked.count(b"+x = 2") == 1 == shown.count(b"+x = 2")  # shown once, before
     assert screen.index("Done.") > question
+
+
+def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path) -> None:
+    cwd, env = tmp_path, {"DEEPACP_HOME": str(tmp_path / "home")}
+    call = {"id": "s", "name": "execute", "args": {"command": "sleep 60"}}
+    model = write_script(tmp_path, [{"tool_calls": [call]}, {"content": "slept"}])
+    argv = [DEEPACP, "run", "--output-format", "stream-json", "--mode", "yolo", "--model", model]
+    process = subprocess.Popen(
+        [*argv, "--sandbox", "off", "nap"],
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # until the command runs
+        if json.loads(line) == {"type": "tool_call", "id": "s", "status": "running"}:
+            break
+    process.send_signal(signal.SIGINT)
+    rest, err = process.communicate(timeout=30)
+    assert process.returncode == exits.CANCELLED, err
+    result = json.loads(rest.splitlines()[-1])
+    assert result["stop_reason"] == "cancelled" and result["exit_code"] == exits.CANCELLED

@@ -63,3 +63,35 @@ def test_a_streamed_secret_is_redacted_wherever_the_pieces_break(monkeypatch) ->
     assert stream.feed("it ends with sk-ant-01") + stream.flush() == "it ends with [redacted]"
     stream = secrets.StreamRedactor()
     assert stream.feed("a word like sk-a") + stream.flush() == "a word like sk-a"
+
+
+def test_a_traceback_another_handler_formatted_first_is_still_redacted(
+    monkeypatch, tmp_path
+) -> None:
+    """An embedding app's handler (or pytest's) formats a record before ours: the traceback
+    it formatted is kept on the record, and must not reach our log unredacted."""
+    import logging
+
+    from deepacp.logs import RedactSecrets
+
+    monkeypatch.setenv("SOME_API_KEY", "sk-canary-0123456789abcdef")
+    logger = logging.getLogger("deepacp.test_redaction")
+    logger.propagate = False
+    earlier = logging.StreamHandler(open(tmp_path / "theirs.log", "w"))  # noqa: SIM115
+    ours = logging.FileHandler(tmp_path / "ours.log")
+    ours.addFilter(RedactSecrets())
+    for handler in (earlier, ours):
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    try:
+        try:
+            raise RuntimeError("refused sk-canary-0123456789abcdef")
+        except RuntimeError:
+            logger.exception("call failed", stack_info=True)
+    finally:
+        for handler in (earlier, ours):
+            logger.removeHandler(handler)
+            handler.close()
+    written = (tmp_path / "ours.log").read_text()
+    assert "RuntimeError: refused [redacted]" in written and "Stack (most recent" in written
+    assert "sk-canary" not in written

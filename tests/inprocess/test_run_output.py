@@ -5,13 +5,11 @@ json` (one object at the end) and `stream-json` (one event a line, as it happens
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 from pathlib import Path
 
 from deepacp.run import exits
-from tests.e2e.test_cli import DEEPACP, run, write_script
+from tests.inprocess.test_run import run
+from tests.support.cli import write_script
 
 EDIT = [
     {
@@ -95,31 +93,6 @@ def test_a_refusal_exits_with_its_own_code(tmp_path: Path) -> None:
     result = run("run", "--output-format", "json", "--model", model, "hi", cwd=cwd, env=env)
     assert result.returncode == exits.STOPPED_SHORT, result.stderr
     assert json.loads(result.stdout)["stop_reason"] == "refusal"
-
-
-def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path) -> None:
-    cwd, env = workspace(tmp_path)
-    call = {"id": "s", "name": "execute", "args": {"command": "sleep 60"}}
-    model = write_script(tmp_path, [{"tool_calls": [call]}, {"content": "slept"}])
-    argv = [DEEPACP, "run", "--output-format", "stream-json", "--mode", "yolo", "--model", model]
-    process = subprocess.Popen(
-        [*argv, "--sandbox", "off", "nap"],
-        cwd=cwd,
-        env={**os.environ, **env},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    for line in process.stdout:  # until the command runs
-        if json.loads(line) == {"type": "tool_call", "id": "s", "status": "running"}:
-            break
-    process.send_signal(signal.SIGINT)
-    rest, err = process.communicate(timeout=30)
-    assert process.returncode == exits.CANCELLED, err
-    result = json.loads(rest.splitlines()[-1])
-    assert result["stop_reason"] == "cancelled" and result["exit_code"] == exits.CANCELLED
 
 
 def test_help_documents_the_exit_codes() -> None:

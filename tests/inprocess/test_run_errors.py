@@ -6,7 +6,6 @@ no key, on the terminal; the details, redacted, in the log."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from deepacp.run import exits
@@ -14,7 +13,7 @@ from tests.providers.anthropic_server import AnthropicServer
 from tests.providers.canned import LLAMA_CPP, CannedServer, SilentServer, closed_port
 from tests.providers.openai_server import OpenAIServer
 from tests.providers.wire import Failure
-from tests.support.acp import DEEPACP
+from tests.support.cli import deepacp
 
 KEY = "sk-echoed-canary-fedcba9876543210"
 
@@ -25,15 +24,8 @@ def run(tmp_path: Path, model: str, env: dict[str, str], config: str = "") -> tu
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(config)
-    result = subprocess.run(
-        [DEEPACP, "run", "--model", model, "hello"],
-        cwd=tmp_path,
-        env={**os.environ, "DEEPACP_HOME": str(home), **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = {**os.environ, "DEEPACP_HOME": str(home), **env}
+    result = deepacp("run", "--model", model, "hello", cwd=tmp_path, env=env)
     assert result.returncode == exits.PROVIDER, result.stderr
     return result.stdout, result.stderr
 

@@ -4,24 +4,16 @@ name that is no profile is one line naming the ones there are, before anything r
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-DEEPACP = str(Path(sys.executable).parent / "deepacp")
+from tests.support.cli import deepacp
 
 
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     script, record = tmp_path / "script.json", tmp_path / "requests.jsonl"
     script.write_text(json.dumps({"turns": [{"content": "Hello."}], "record": str(record)}))
-    return subprocess.run(
-        [DEEPACP, "run", "--model", f"scripted:{script}", *args, "hi"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-        env={**os.environ, "DEEPACP_HOME": str(tmp_path / "home")},
-        stdin=subprocess.DEVNULL,
-    )
+    env = {**os.environ, "DEEPACP_HOME": str(tmp_path / "home")}
+    return deepacp("run", "--model", f"scripted:{script}", *args, "hi", cwd=tmp_path, env=env)
 
 
 def test_run_with_the_compact_profile(tmp_path: Path) -> None:

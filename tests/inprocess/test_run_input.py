@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from deepacp.run import exits
-from tests.e2e.test_cli import DEEPACP
+from tests.support.cli import deepacp
 
 
 def script(tmp_path: Path, turns: list, name: str = "script.json") -> tuple[str, Path]:
@@ -24,16 +24,8 @@ def script(tmp_path: Path, turns: list, name: str = "script.json") -> tuple[str,
 def deepacp_run(
     tmp_path: Path, *args: str, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [DEEPACP, "run", *args],
-        cwd=tmp_path,
-        env={**os.environ, "DEEPACP_HOME": str(tmp_path / "home")},
-        input=stdin,
-        stdin=subprocess.DEVNULL if stdin is None else None,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = {**os.environ, "DEEPACP_HOME": str(tmp_path / "home")}
+    return deepacp("run", *args, cwd=tmp_path, env=env, input=stdin)
 
 
 def human_texts(record: Path) -> list[str]:
