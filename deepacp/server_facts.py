@@ -82,8 +82,19 @@ def _ask(url: str, key: str | None, body: dict[str, Any] | None = None) -> Any:
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
             return json.loads(response.read(MAX_BODY))
-    except (OSError, ValueError, http.client.HTTPException):  # refused, timed out, not JSON
+    except urllib.error.URLError as error:
+        if isinstance(error.reason, TimeoutError):
+            raise _Silent from None
         return None
+    except TimeoutError:
+        raise _Silent from None
+    except (OSError, ValueError, http.client.HTTPException):  # refused, closed, not JSON
+        return None
+
+
+class _Silent(Exception):
+    """The server let a question's whole timeout pass without an answer: it would let the
+    next ones pass too, and the session waits for what it says."""
 
 
 def _llama_cpp(url: str, props: Any) -> ServerFacts | None:
@@ -137,15 +148,17 @@ def _listed(url: str, listing: Any, model: str) -> ServerFacts | None:
 
 def probe(url: str, model: str, key: str | None = None) -> ServerFacts | None:
     """Ask the server at the OpenAI-compatible base `url` (or Ollama's) what it is."""
-    base = url.rstrip("/")
-    root = base.removesuffix("/v1")
-    if facts := _llama_cpp(url, _ask(f"{root}/props", key)):
-        return facts
-    if facts := _ollama(url, _ask(f"{root}/api/show", key, {"model": model}), model):
-        return facts
-    for listing in (f"{root}/v1/models", f"{root}/api/v0/models"):
-        if facts := _listed(url, _ask(listing, key), model):
+    root = url.rstrip("/").removesuffix("/v1")
+    try:
+        if facts := _llama_cpp(url, _ask(f"{root}/props", key)):
             return facts
+        if facts := _ollama(url, _ask(f"{root}/api/show", key, {"model": model}), model):
+            return facts
+        for listing in (f"{root}/v1/models", f"{root}/api/v0/models"):
+            if facts := _listed(url, _ask(listing, key), model):
+                return facts
+    except _Silent:  # one timeout, not four
+        log.info("the server at %s did not answer within %s s", url, TIMEOUT)
     return None
 
 

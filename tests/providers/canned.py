@@ -65,6 +65,9 @@ class SilentServer:
         self._held: list[socket.socket] = []
         self._closed = threading.Event()
         self.requests = 0
+        """Requests to a model path (a chat completion, a message)."""
+        self.connections = 0
+        """Connections accepted, for any request."""
 
     def _serve(self) -> None:
         while not self._closed.is_set():
@@ -73,6 +76,7 @@ class SilentServer:
             except OSError:
                 return
             self._held.append(conn)
+            self.connections += 1
             threading.Thread(target=self._read, args=(conn,), daemon=True).start()
 
     def _read(self, conn: socket.socket) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from deepacp import server_facts
 from deepacp.server_facts import ServerFacts, facts_for, probe
-from tests.providers.canned import PathServer, closed_port
+from tests.providers.canned import PathServer, SilentServer, closed_port
 from tests.providers.ollama_server import OllamaServer
 
 LLAMA_CPP_PROPS = {
@@ -81,6 +81,13 @@ def test_a_server_without_such_endpoints_has_no_facts_and_no_error():
         asked = list(server.asked)
     assert asked == ["/props", "/api/show", "/v1/models", "/api/v0/models"]
     assert probe(closed_port(), "gpt-4.1") is None
+
+
+def test_a_server_that_lets_one_question_time_out_is_asked_no_more(monkeypatch):
+    monkeypatch.setattr(server_facts, "TIMEOUT", 0.2)
+    with SilentServer() as server:
+        assert probe(f"{server.base_url}/v1", "gpt-4.1") is None
+        assert server.connections == 1  # the other three would each wait as long
 
 
 def test_a_server_is_asked_once_per_process(monkeypatch):
