@@ -37,15 +37,10 @@ class _Pipe(io.TextIOWrapper):
 
 
 @contextlib.contextmanager
-def _process_state(cwd: Path | None, env: Mapping[str, str]) -> Iterator[None]:
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    streams = sys.stdin, sys.stdout, sys.stderr
+def restored_logging() -> Iterator[None]:
+    """The root logger as it was before: the handlers added meanwhile closed, its level."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    os.environ.clear()
-    os.environ.update(env)
-    if cwd is not None:
-        os.chdir(cwd)
     try:
         yield
     finally:
@@ -54,6 +49,20 @@ def _process_state(cwd: Path | None, env: Mapping[str, str]) -> Iterator[None]:
                 root.removeHandler(handler)
                 handler.close()
         root.setLevel(level)
+
+
+@contextlib.contextmanager
+def _process_state(cwd: Path | None, env: Mapping[str, str]) -> Iterator[None]:
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    streams = sys.stdin, sys.stdout, sys.stderr
+    os.environ.clear()
+    os.environ.update(env)
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        with restored_logging():
+            yield
+    finally:
         sys.stdin, sys.stdout, sys.stderr = streams
         os.chdir(saved_cwd)
         os.environ.clear()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import socket
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from acp.client.connection import ClientSideConnection
+
+from tests.support.cli import restored_logging
 
 READ_LIMIT = 1 << 20
 SHUTDOWN_SECONDS = 30.0
@@ -59,17 +60,9 @@ def server_log() -> Iterator[None]:
     """The server's log set up as `deepacp --stdio` sets it up, and taken down after."""
     from deepacp.logs import configure
 
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    configure("acp")
-    try:
+    with restored_logging():
+        configure("acp")
         yield
-    finally:
-        for handler in root.handlers[:]:
-            if handler not in handlers:
-                root.removeHandler(handler)
-                handler.close()
-        root.setLevel(level)
 
 
 @contextlib.asynccontextmanager
