@@ -43,6 +43,7 @@ def result_text(card: dict) -> str:
     )
 
 
+@pytest.mark.slow(reason="20 sessions' turns at once in one server (40 at full size)")
 async def test_concurrent_sessions_do_not_leak_into_each_other(
     agent_factory, tally, tmp_path: Path
 ) -> None:
@@ -95,6 +96,7 @@ async def test_concurrent_sessions_do_not_leak_into_each_other(
     t.check()
 
 
+@pytest.mark.slow(reason="two deepacp servers on one home, 8 sessions and 16 turns between them")
 @pytest.mark.e2e
 async def test_two_servers_share_a_home_without_losing_or_forking_sessions(
     agent_factory, tally, tmp_path: Path

@@ -194,6 +194,9 @@ async def recovery_problems(agent, session: str, expected: list) -> list[str]:
     return problems + history_problems(last_request(agent.script.parent / "requests.jsonl"))
 
 
+@pytest.mark.slow(
+    reason="five deepacp servers in turn, each killed mid-turn and its session loaded by the next"
+)
 async def test_kill_9_at_random_points_of_a_turn(agent_factory, tally, tmp_path) -> None:
     rng = random.Random(SEED)
     t = tally("crash safety")

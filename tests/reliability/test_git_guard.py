@@ -209,6 +209,9 @@ async def test_what_cannot_be_undone_is_told_and_the_next_command_asked(
         assert asked == ["next"], "asked again after the user answered"
 
 
+@pytest.mark.slow(
+    reason="a hook running make after an edit, then a command, in a server of its own"
+)
 async def test_a_hook_running_what_the_model_wrote_is_guarded(host: Host, host_tmp) -> None:
     """A `post_tool_use` hook runs `make -s fmt`; the model wrote the Makefile, unasked."""
     marker = host_tmp / "ran"

@@ -50,6 +50,9 @@ def with_bin_on_path(host: Host) -> dict[str, str]:
     return {**host.env, "PATH": f"{host.workspace / 'bin'}{os.pathsep}{os.environ['PATH']}"}
 
 
+@pytest.mark.slow(
+    reason="three commands, each between two git restore points, in a server of its own"
+)
 async def test_a_git_planted_on_path_in_the_workspace_never_runs(host: Host, host_tmp) -> None:
     marker = host_tmp / "ran"
     turns = [

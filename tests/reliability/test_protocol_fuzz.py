@@ -766,6 +766,9 @@ async def stop(process: asyncio.subprocess.Process) -> None:
     await process.wait()
 
 
+@pytest.mark.slow(
+    reason="600 malformed frames, five of them megabytes, to a deepacp server of its own"
+)
 async def test_acp_survives_a_storm_of_malformed_frames(tmp_path: Path, tally) -> None:
     t = tally("protocol fuzz: acp")
     print(f"seed {SEED}")
