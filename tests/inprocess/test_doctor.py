@@ -1,6 +1,6 @@
 """`deepacp doctor`, as a user meets it when the editor says the agent failed to start, run
 in this process (tests/support/cli.py); the checks that need another Python path are in
-tests/e2e/test_doctor.py."""
+tests/e2e/test_doctor.py. Marked `e2e`: the doctor's own check starts `deepacp --stdio`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 from tests.e2e.test_doctor import EDITOR_VARIABLES
 from tests.support.acp import DEEPACP
 from tests.support.cli import deepacp
+
+pytestmark = pytest.mark.e2e
 
 
 def doctor(tmp_path: Path, **env: str):

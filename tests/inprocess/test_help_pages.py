@@ -42,6 +42,7 @@ def test_run_help_shows_user_facing_names_only() -> None:
     assert "RUN_" not in shown  # argparse's dest, not a name a user knows
 
 
+@pytest.mark.e2e  # the doctor's own check starts `deepacp --stdio`
 def test_doctor_without_a_model_points_to_setup(tmp_path: Path) -> None:
     env = user_env(tmp_path / "home")
     for name in ("ZED_TERM", "TERM_PROGRAM", "TERMINAL_EMULATOR", "NVIM", "INSIDE_EMACS"):
