@@ -257,6 +257,9 @@ async def check_turns_load(runs: Runs) -> list[str]:
     return problems
 
 
+@pytest.mark.slow(
+    reason="three deepacp servers in turn, one for each order of input end and SIGTERM"
+)
 @pytest.mark.parametrize("state", STATES)
 async def test_the_server_ends_with_what_it_started_whatever_the_order(
     tally, tmp_path: Path, state: str
