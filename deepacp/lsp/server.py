@@ -31,12 +31,11 @@ log = logging.getLogger(__name__)
 
 CANCEL = "deepacp.cancel"
 REQUEST_FAILED = -32803
+CODE_ACTION_KINDS = T.CodeActionOptions(
+    code_action_kinds=[T.CodeActionKind.QuickFix, T.CodeActionKind.Refactor]
+)
 
-server = DeepacpLanguageServer()
-decisions.register(server)
 
-
-@server.feature(T.INITIALIZE)
 def initialize(ls: DeepacpLanguageServer, params: T.InitializeParams) -> None:
     ls.support = client_support(params.capabilities, params.client_info)
     ls.options, problems = read_options(params.initialization_options)
@@ -53,14 +52,12 @@ def seen(ls: DeepacpLanguageServer, uri: str, reported: bool) -> None:
         ls.in_flight.text_seen(uri, document.source, reported)
 
 
-@server.feature(T.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: DeepacpLanguageServer, params: T.DidOpenTextDocumentParams) -> None:
     ls.last_uri = params.text_document.uri
     ls.lint(params.text_document.uri)
     seen(ls, params.text_document.uri, reported=False)
 
 
-@server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: DeepacpLanguageServer, params: T.DidChangeTextDocumentParams) -> None:
     uri = ls.last_uri = params.text_document.uri
     ls.lint(uri)
@@ -69,7 +66,6 @@ def did_change(ls: DeepacpLanguageServer, params: T.DidChangeTextDocumentParams)
         ls.publish()
 
 
-@server.feature(T.TEXT_DOCUMENT_HOVER)
 def hover(ls: DeepacpLanguageServer, params: T.HoverParams) -> T.Hover | None:
     uri = params.text_document.uri
     seen(ls, uri, reported=True)
@@ -81,10 +77,6 @@ def hover(ls: DeepacpLanguageServer, params: T.HoverParams) -> T.Hover | None:
     return None
 
 
-@server.feature(
-    T.TEXT_DOCUMENT_CODE_ACTION,
-    T.CodeActionOptions(code_action_kinds=[T.CodeActionKind.QuickFix, T.CodeActionKind.Refactor]),
-)
 def code_action(ls: DeepacpLanguageServer, params: T.CodeActionParams) -> list[T.CodeAction]:
     uri = ls.last_uri = params.text_document.uri
     seen(ls, uri, reported=True)
@@ -101,7 +93,6 @@ def code_action(ls: DeepacpLanguageServer, params: T.CodeActionParams) -> list[T
     return actions + offers.fix_actions(uri, params.context.diagnostics)
 
 
-@server.feature(T.TEXT_DOCUMENT_CODE_LENS)
 def code_lens(ls: DeepacpLanguageServer, params: T.CodeLensParams) -> list[T.CodeLens]:
     if "lens" not in ls.tiers:
         return []
@@ -113,7 +104,6 @@ def code_lens(ls: DeepacpLanguageServer, params: T.CodeLensParams) -> list[T.Cod
     ]
 
 
-@server.command(EDIT)
 async def edit(ls: DeepacpLanguageServer, *arguments: Any) -> dict:
     try:
         args = parse_edit_args(arguments, ls.last_uri)
@@ -136,13 +126,32 @@ async def edit(ls: DeepacpLanguageServer, *arguments: Any) -> dict:
         ls.runs.pop(run_id, None)
 
 
-@server.command(CANCEL)
 async def cancel(ls: DeepacpLanguageServer, *run_ids: str) -> dict:
     """Cancel the given runs (all running ones when none is named)."""
     targets = [ls.runs[r] for r in run_ids if r in ls.runs] if run_ids else list(ls.runs.values())
     for task in targets:
         task.cancel()
     return {"cancelled": len(targets)}
+
+
+def build(
+    sandbox: SandboxPolicy | None = None, profile: str | None = None
+) -> DeepacpLanguageServer:
+    """A language server with deepacp's handlers: one per `deepacp lsp` process (the tests
+    of tests/inprocess/ make one per test). `sandbox` and `profile`: the flags."""
+    ls = DeepacpLanguageServer()
+    ls.sandbox_flag = sandbox
+    ls.profile_flag = profile
+    decisions.register(ls)
+    ls.feature(T.INITIALIZE)(initialize)
+    ls.feature(T.TEXT_DOCUMENT_DID_OPEN)(did_open)
+    ls.feature(T.TEXT_DOCUMENT_DID_CHANGE)(did_change)
+    ls.feature(T.TEXT_DOCUMENT_HOVER)(hover)
+    ls.feature(T.TEXT_DOCUMENT_CODE_ACTION, CODE_ACTION_KINDS)(code_action)
+    ls.feature(T.TEXT_DOCUMENT_CODE_LENS)(code_lens)
+    ls.command(EDIT)(edit)
+    ls.command(CANCEL)(cancel)
+    return ls
 
 
 def serve(
@@ -155,7 +164,5 @@ def serve(
     from deepacp.logs import configure
 
     configure("lsp", one_line=True)  # a client's bad message is no traceback for a person
-    server.sandbox_flag = sandbox
-    server.profile_flag = profile
-    server.start_io(stdin, stdout)
+    build(sandbox, profile).start_io(stdin, stdout)
     return 0

@@ -16,8 +16,8 @@ import pytest
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from deepacp.backends.proposal_shell import overlay_problem
-from tests.e2e import test_lsp
-from tests.e2e.test_lsp import execute, open_document, start
+from tests.inprocess.lsp_face import test_lsp
+from tests.inprocess.lsp_face.test_lsp import execute, open_document, start
 from tests.support.folders import var_tmp
 from tests.support.users import Runner
 

@@ -28,16 +28,17 @@ SHUTDOWN_SECONDS = 30.0
 
 
 def warm_imports() -> None:
-    """What `deepacp --stdio` imports (the SDK, then the harness in its thread), imported once
-    per test process before its first in-process test (`tiers.py`): that is the binary's
-    start-up cost, which tests/e2e/ measures, not a test's (a first chunk waited for would
-    wait on it)."""
+    """What `deepacp --stdio` imports (the SDK, then the harness in its thread) and what
+    `deepacp lsp` adds (pygls and its server), imported once per test process before its
+    first in-process test (`tiers.py`): that is the binaries' start-up cost, which tests/e2e/
+    measures, not a test's (a first chunk waited for would wait on it)."""
     from deepacp.acp.loading import import_sdk, load_harness
 
     import_sdk()
     harness = load_harness(None)
     harness.start()
     harness.result()
+    import deepacp.lsp.server  # noqa: F401
 
 
 @contextlib.contextmanager

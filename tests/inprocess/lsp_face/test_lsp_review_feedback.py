@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pytest_lsp import LanguageClient
 
-from tests.e2e import test_lsp
-from tests.e2e.test_lsp import (
+from tests.inprocess.lsp_face import test_lsp
+from tests.inprocess.lsp_face.test_lsp import (
     BUFFER,
     DISK,
     EDIT_TWO_PLACES,

@@ -16,8 +16,8 @@ from pygls.exceptions import JsonRpcInternalError
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import captured_exception_key
 
-from tests.e2e import test_lsp
-from tests.e2e.test_lsp import (
+from tests.inprocess.lsp_face import test_lsp
+from tests.inprocess.lsp_face.test_lsp import (
     DISK,
     actions,
     apply,

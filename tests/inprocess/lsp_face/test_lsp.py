@@ -1,4 +1,6 @@
-"""`deepacp lsp` over stdio with pytest-lsp, as VS Code and Neovim would drive it."""
+"""`deepacp lsp` with pytest-lsp's client, as VS Code and Neovim would drive it: the server in
+the test's process (`tests/support/lsp_inprocess.py`); the binary's start-up is in
+tests/e2e/test_lsp_start.py, real editors in tests/e2e/test_neovim.py and test_emacs.py."""
 
 from __future__ import annotations
 
@@ -14,10 +16,11 @@ from typing import Union
 import pytest
 import pytest_lsp
 from lsprotocol import types as T
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 
 from deepacp.backends.sandbox import sandbox_problem
 from tests.support.lsp import HUNK_ACTIONS
+from tests.support.lsp_inprocess import InProcess
 from tests.support.turns import edit as edit_call
 from tests.support.turns import write as write_call
 
@@ -64,7 +67,7 @@ def make_client() -> LanguageClient:
     return client
 
 
-CONFIG = ClientServerConfig(
+CONFIG = InProcess(
     server_command=[DEEPACP, "lsp"],
     client_factory=make_client,
     server_env={**os.environ, "DEEPACP_HOME": HOME, "DEEPACP_MODEL": ""},

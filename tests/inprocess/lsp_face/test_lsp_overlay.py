@@ -14,8 +14,8 @@ from lsprotocol import types as T
 from pytest_lsp import LanguageClient
 
 from deepacp.backends.proposal_shell import overlay_problem
-from tests.e2e import test_lsp
-from tests.e2e.test_lsp import edit_call, edits_for, execute, open_document, start
+from tests.inprocess.lsp_face import test_lsp
+from tests.inprocess.lsp_face.test_lsp import edit_call, edits_for, execute, open_document, start
 
 client = test_lsp.client  # the same editors, started the same way
 
