@@ -15,6 +15,9 @@ from deepacp.errors import ConfigError, ServerUnavailable
 from deepacp.session.modes import DEFAULT_MODE, Mode, parse_mode
 from deepacp.session.turns.approvals import ApprovalPolicy
 
+CONNECT_RETRIES = 2
+"""A refused connection to the server is tried again after 0 s and 0.5 s (httpx's backoff):
+a server restarting is waited for that long, one that is down is reported at once."""
 TOKEN_VARIABLE = "DEEPACP_SERVER_TOKEN"
 """The server's token (`deepacp/langgraph_auth.py`): where it starts, and where deepacp connects."""
 
@@ -109,11 +112,23 @@ class ServerThreads:
 
     @property
     def client(self) -> Any:
-        """langgraph-sdk's client (imported on first use: not on the way to `initialize`)."""
+        """langgraph-sdk's client (imported on first use: not on the way to `initialize`),
+        trying a refused connection `CONNECT_RETRIES` times rather than the SDK's five
+        (7.5 s of waiting on every call to a server that is down)."""
         if self._client is None:
+            import httpx
             from langgraph_sdk import get_client
+            from langgraph_sdk.client import LangGraphClient
 
-            self._client = get_client(url=self.url, timeout=30, headers=token_headers())
+            made = get_client(url=self.url, timeout=30, headers=token_headers()).http.client
+            self._client = LangGraphClient(
+                httpx.AsyncClient(
+                    base_url=made.base_url,
+                    transport=httpx.AsyncHTTPTransport(retries=CONNECT_RETRIES),
+                    timeout=made.timeout,
+                    headers=made.headers,  # the SDK's: its API key from the environment, if set
+                )
+            )
         return self._client
 
     def unavailable(self, exc: Exception) -> ServerUnavailable:
