@@ -51,36 +51,37 @@ async def serve(client: Any, flags: list[str], env: dict[str, str]) -> Any:
     """Connect `client` to a server started as `deepacp lsp *flags` would start it, with
     `env` as the environment; returns the coroutine function that ends the server."""
     from deepacp.cli import build_parser, profile_flag, sandbox_flag
+    from deepacp.logs import configure
     from deepacp.lsp.framing import Frames
     from deepacp.lsp.server import build
 
     args = build_parser().parse_args(["lsp", *flags])
     state = contextlib.ExitStack()
-    state.enter_context(process_state(env, os.getcwd()))
-    state.enter_context(restored_logging())
-    from deepacp.logs import configure
-
-    configure("lsp", one_line=True)
-    ours, theirs = socket.socketpair()
-    server_in, server_out = theirs.makefile("rb"), theirs.makefile("wb")
-    server = build(sandbox_flag(args.sandbox), profile_flag(args.profile))
-    thread = threading.Thread(
-        target=server.start_io, args=(Frames(server_in, server_out), server_out), daemon=True
-    )
-    thread.start()
-    reader, writer = await asyncio.open_connection(sock=ours)
-    client.protocol.set_writer(writer)
-    client._async_tasks.append(
-        asyncio.create_task(
-            run_async(
-                stop_event=client._stop_event,
-                reader=reader,
-                protocol=client.protocol,
-                logger=logging.getLogger("client"),
-                error_handler=client.report_server_error,
+    with state:  # left open for `stop` once all is started
+        state.enter_context(process_state(env, os.getcwd()))
+        state.enter_context(restored_logging())
+        configure("lsp", one_line=True)
+        ours, theirs = socket.socketpair()
+        server_in, server_out = theirs.makefile("rb"), theirs.makefile("wb")
+        server = build(sandbox_flag(args.sandbox), profile_flag(args.profile))
+        thread = threading.Thread(
+            target=server.start_io, args=(Frames(server_in, server_out), server_out), daemon=True
+        )
+        thread.start()
+        reader, writer = await asyncio.open_connection(sock=ours)
+        client.protocol.set_writer(writer)
+        client._async_tasks.append(
+            asyncio.create_task(
+                run_async(
+                    stop_event=client._stop_event,
+                    reader=reader,
+                    protocol=client.protocol,
+                    logger=logging.getLogger("client"),
+                    error_handler=client.report_server_error,
+                )
             )
         )
-    )
+        state = state.pop_all()
 
     async def stop() -> None:
         try:
