@@ -12,7 +12,7 @@ first test, outside any test's time (`inprocess.warm_imports`).
 Every test gets pyproject's `timeout` (30 s) to catch a hang; a test marked
 `slow(reason=...)` gets SLOW_SECONDS (or its own `timeout` marker) and must say why; a test
 using a fixture of SLOW_FIXTURES is marked so. Under pytest-xdist the tests of one daemon
-run on one worker, so the run starts it once; they and the slow tests are handed out first.
+run on one worker, so the run starts it once.
 """
 
 from __future__ import annotations
@@ -99,13 +99,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = next((DAEMONS[f] for f in fixtures if f in DAEMONS), None)
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=_small)
-
-
-def _small(item: pytest.Item) -> bool:
-    """The long runs first (`slow` tests, and the tests of a daemon, which one worker runs
-    in a row), the rest in their order after: a long run handed out last would leave the
-    other workers idle while it ends."""
-    return (
-        item.get_closest_marker("slow") is None and item.get_closest_marker("xdist_group") is None
-    )
