@@ -15,6 +15,11 @@ from acp import schema as S
 
 from tests.support.acp import DEEPACP
 
+pytestmark = pytest.mark.slow(
+    reason="each starts its own server; with a FIFO .gitignore, rg waits 10 s silent before "
+    "deepacp walks the tree itself, and under another suite's load the case took 30 s"
+)
+
 BOUND = 60.0
 MEMORY = 4 << 30
 """The server's address space in these tests: reading `/dev/zero` whole must fail at this
