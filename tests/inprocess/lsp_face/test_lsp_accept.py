@@ -176,6 +176,9 @@ async def test_an_edit_the_editor_does_not_apply_is_not_accepted(
     client.respond = answer
     running = asyncio.ensure_future(execute(client, "deepacp.acceptProposal", proposal))
     await until(lambda: client.applied_edits, "the edit")
+    # The client's answer goes out in a callback its handler's end scheduled; an editor
+    # answers before its next request, so that callback runs first.
+    await asyncio.sleep(0)
     # The editor sends its changes before its next request about calc.py: if none came,
     # the edit is not in its text.
     offered = await actions(client, uri, 5)
