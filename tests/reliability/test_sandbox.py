@@ -22,6 +22,7 @@ from acp import schema as S
 from deepacp.backends.sandbox import sandbox_problem
 from tests.support.acp import start_agent
 from tests.support.folders import var_tmp
+from tests.support.turns import pytest_command
 from tests.support.users import Runner
 from tests.support.waits import marked, marked_pids, wait_for
 
@@ -263,7 +264,7 @@ FIXTURE = {
 async def test_builds_and_tests_inside_the_workspace_work(tally, host: Host) -> None:
     t = tally("sandbox: work inside the workspace")
     calls = [
-        execute("pytest", f"{host.python} -m pytest -q"),
+        execute("pytest", pytest_command(host.python)),
         execute("git", "git add calc.py && git status --short"),
     ]
     if shutil.which("npm"):

@@ -33,3 +33,10 @@ def write(call_id: str, path: str, content: str, said: str = "") -> dict[str, An
 def task(call_id: str, description: str, subagent: str = "general-purpose") -> dict[str, Any]:
     """A turn that hands `description` to the subagent `subagent`."""
     return calls(call(call_id, "task", description=description, subagent_type=subagent))
+
+
+def pytest_command(python: str, *args: str) -> str:
+    """A command the model runs: pytest on a test project, as its owner would. Without the
+    plugins of this venv (LangSmith's, Hypothesis', pytest-lsp's), which are not what is
+    tested and cost 6 s of CPU to load."""
+    return " ".join(["PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", python, "-m", "pytest", "-q", *args])

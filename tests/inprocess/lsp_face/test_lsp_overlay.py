@@ -16,6 +16,7 @@ from pytest_lsp import LanguageClient
 from deepacp.backends.proposal_shell import overlay_problem
 from tests.inprocess.lsp_face import test_lsp
 from tests.inprocess.lsp_face.test_lsp import edit_call, edits_for, execute, open_document, start
+from tests.support.turns import pytest_command
 
 client = test_lsp.client  # the same editors, started the same way
 
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.skipif(
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q test_calc.py"
+PYTEST = pytest_command(shlex.quote(sys.executable), "test_calc.py")
 
 
 def run(call_id: str, command: str) -> dict:
