@@ -307,6 +307,8 @@ def load_config(home: Path | None = None) -> UserConfig:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"cannot read {path}: nested too deeply") from None
     refuse_unknown(data, TOP_LEVEL_KEYS, str(path))
     model = data.get("model")
     models = data.get("models", [])

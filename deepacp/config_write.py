@@ -28,7 +28,7 @@ def set_config(key: str, value: str, table: str = "") -> str:
     text = _with_line(existing.splitlines(), key, line, table)
     try:
         tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: nested too deep
         where = f"under [{table}]" if table else "at the top"
         raise ConfigError(f"cannot edit {path}: add `{line}` {where} yourself") from None
     path.write_text(text, encoding="utf-8")

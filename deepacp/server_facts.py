@@ -88,8 +88,8 @@ def _ask(url: str, key: str | None, body: dict[str, Any] | None = None) -> Any:
         return None
     except TimeoutError:
         raise _Silent from None
-    except (OSError, ValueError, http.client.HTTPException):  # refused, closed, not JSON
-        return None
+    except (OSError, ValueError, RecursionError, http.client.HTTPException):
+        return None  # refused, closed, not JSON or nested too deep
 
 
 class _Silent(Exception):

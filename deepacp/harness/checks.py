@@ -65,7 +65,7 @@ async def project_checks(backend: Backend) -> list[str]:
     if "package.json" in names:
         try:
             scripts = json.loads(await _read(backend, "package.json") or "{}").get("scripts") or {}
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):  # RecursionError: nested too deep
             scripts = {}
         test = scripts.get("test") if isinstance(scripts, dict) else None
         if isinstance(test, str) and NPM_PLACEHOLDER not in test:

@@ -66,7 +66,7 @@ def read_message(stream: IO[bytes]) -> tuple[bytes, Message]:
     raw += body
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         return raw, {}
     return raw, message if isinstance(message, dict) else {}
 

@@ -106,8 +106,9 @@ def closed_port() -> str:
 
 
 class PathServer:
-    """Answers the GETs and POSTs of the paths in `answers` with their JSON (404 for any
-    other), and records each path asked for: what a server says about itself."""
+    """Answers the GETs and POSTs of the paths in `answers` with their JSON, or with bytes
+    as they are (404 for any other), and records each path asked for: what a server says
+    about itself."""
 
     def __init__(self, answers: dict[str, Any]) -> None:
         self.answers, self.asked = answers, list[str]()
@@ -119,7 +120,8 @@ class PathServer:
             def do_GET(self) -> None:
                 server.asked.append(self.path)
                 found = self.path in server.answers
-                data = json.dumps(server.answers.get(self.path, {"error": "not found"})).encode()
+                answer = server.answers.get(self.path, {"error": "not found"})
+                data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 self.send_response(200 if found else 404)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

@@ -83,6 +83,11 @@ def test_a_server_without_such_endpoints_has_no_facts_and_no_error():
     assert probe(closed_port(), "gpt-4.1") is None
 
 
+def test_an_answer_nested_past_the_json_decoders_stack_is_no_fact():
+    with PathServer({"/props": b"[" * 100_000}) as server:  # any local port may answer
+        assert probe(f"{server.base_url}/v1", "gpt-4.1") is None
+
+
 def test_a_server_that_lets_one_question_time_out_is_asked_no_more(monkeypatch):
     monkeypatch.setattr(server_facts, "TIMEOUT", 0.2)
     with SilentServer() as server:

@@ -59,6 +59,7 @@ def test_the_provider_variable_wins_over_the_config_base_url(isolated_home, monk
         ("goal = 3", "goal.rounds must be a whole number of at least 1"),
         ("[rewind]\nbudget_mb = -1", "budget_mb must be a number of megabytes"),
         ('verify = "no"', "'verify' must be true or false"),
+        ("model = " + "[" * 5000, "nested too deeply"),
     ],
 )
 def test_bad_values_are_one_line_errors(isolated_home, text, message):
@@ -103,3 +104,13 @@ def test_verify_is_on_unless_turned_off(isolated_home):
     assert load_config().verify is True
     (isolated_home / "config.toml").write_text("verify = false\n")
     assert load_config().verify is False
+
+
+def test_a_config_nested_too_deeply_is_left_for_the_user_to_edit(isolated_home):
+    from deepacp.config_write import set_config
+
+    broken = "model = " + "[" * 5000 + "\n"
+    (isolated_home / "config.toml").write_text(broken)
+    with pytest.raises(ConfigError, match='add `effort = "low"` at the top yourself'):
+        set_config("effort", "low")
+    assert (isolated_home / "config.toml").read_text() == broken

@@ -115,6 +115,8 @@ def parse_hooks(text: str, source: Source) -> tuple[Hook, ...]:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError("not valid JSON (nested too deeply)") from None
     if not isinstance(document, dict) or set(document) - {"hooks"}:
         raise ValueError('expected an object with one key, "hooks"')
     entries = document.get("hooks", [])

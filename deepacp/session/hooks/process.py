@@ -123,7 +123,7 @@ def verdict(run: HookRun, *, blocking: bool, timeout: float, rewrites: bool) -> 
         return Verdict()
     try:
         reply = json.loads(run.stdout)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
         reply = None
     if not isinstance(reply, dict):
         return Verdict(problem="printed something other than a JSON object; ignored")

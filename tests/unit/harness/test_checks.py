@@ -24,6 +24,7 @@ from deepacp.harness.checks import project_checks
             {"package.json": json.dumps({"scripts": {"test": 'echo "Error: no test specified"'}})},
             [],
         ),
+        ({"package.json": "[" * 100_000}, []),  # nested past the JSON decoder's stack
         ({"AGENTS.md": "Run `make test` before you commit."}, ["make test"]),
         ({"AGENTS.md": "We like tabs."}, []),
     ],

@@ -7,10 +7,12 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
+import yaml
 from langchain_core.messages import HumanMessage, ToolMessage
 
 from deepacp import create_deep_agent
 from deepacp.backends import FilesystemBackend, LocalShellBackend
+from deepacp.harness import skills
 from deepacp.harness.skills import discover_skills, validate_skill
 from deepacp.testing import ScriptedChatModel
 from tests.support.turns import call, calls
@@ -52,6 +54,27 @@ def test_validation(folder: str, text: str, usable: bool, problem: str | None) -
         assert problems == []
     else:
         assert any(problem in p for p in problems), problems
+
+
+DEEP = {
+    "flow": "---\nname: deep\ndescription: " + "[" * 5000 + "\n---\nbody\n",
+    "block": "---\n" + "".join(" " * i + "k:\n" for i in range(3000)) + "---\nbody\n",
+}
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+@pytest.mark.parametrize("nesting", DEEP)
+def test_frontmatter_nested_past_the_parsers_stack_is_a_warning(
+    monkeypatch: pytest.MonkeyPatch, loader: str, nesting: str
+) -> None:
+    """A repository's SKILL.md could stop every turn by nesting deeper than the parser's
+    stack; with either parser it is one warning."""
+    if loader == "python":
+        monkeypatch.setattr(skills, "SAFE_LOADER", yaml.SafeLoader)
+    skill, problems = validate_skill("deep", DEEP[nesting], "skills/deep/SKILL.md")
+    assert skill is None
+    [problem] = problems
+    assert problem.startswith("skills/deep/SKILL.md: frontmatter is not valid YAML (")
 
 
 def test_oversized_skill_file_is_refused() -> None:

@@ -33,7 +33,8 @@ def test_the_first_message_is_read_and_replayed_byte_for_byte() -> None:
 
 
 def test_a_frame_without_a_length_or_json_is_passed_on_as_it_came() -> None:
-    for data in (b"Garbage: 1\r\n\r\nrest", lsp_frame(b"{not json")):
+    nested = b"[" * 100_000  # past the JSON decoder's stack: a RecursionError
+    for data in (b"Garbage: 1\r\n\r\nrest", lsp_frame(b"{not json"), lsp_frame(nested)):
         raw, message = read_message(io.BytesIO(data))
         assert message == {} and data.startswith(raw)
 

@@ -95,6 +95,7 @@ def test_exit_status_and_json_decide(done, expected) -> None:
         (run(None, timed_out=True), "did not finish in 5 s and was killed"),
         (run(1, err="boom\nTraceback: oops"), "failed with exit status 1: Traceback: oops"),
         (run(0, "hello"), "printed something other than a JSON object; ignored"),
+        (run(0, "[" * 100_000), "printed something other than a JSON object; ignored"),
         (run(0, '{"decision": "maybe"}'), 'replied with a "decision" other than allow'),
         (run(0, '{"args": [1]}'), 'replied with "args" that are not an object'),
     ],
@@ -116,6 +117,7 @@ def test_only_pre_tool_use_may_rewrite_and_non_blocking_output_is_ignored() -> N
     ("text", "problem"),
     [
         ("{not json", "not valid JSON"),
+        ("[" * 100_000, "not valid JSON (nested too deeply)"),  # a repository's hooks file
         ("[]", 'expected an object with one key, "hooks"'),
         ('{"hooks": {}}', '"hooks" must be a list'),
         ('{"hooks": [1]}', "entry 1 must be an object"),
