@@ -232,6 +232,8 @@ class StdioTransport:
                     return None
             except asyncio.LimitOverrunError as exc:
                 chunk, ended = await self._reader.readexactly(exc.consumed), False
+            except ConnectionResetError:  # a socket for stdio, left with our answers unread
+                return None
             head = head or chunk[:HEAD_BYTES]
             size += len(chunk)
             if size <= MAX_FRAME_BYTES:
