@@ -77,6 +77,10 @@ def running_sshd(folder: Path) -> Iterator[SshServer]:
         f"AuthorizedKeysFile {folder / 'authorized_keys'}\nPidFile {folder / 'sshd.pid'}\n"
         "StrictModes no\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nUsePAM no\nMaxStartups 50\nLogLevel ERROR\n"
+        # bash started by sshd reads ~/.bashrc unless it is a nested shell: this machine's
+        # start-up (root's runs `pyenv init`, ~0.4 s of CPU) would be paid by every remote
+        # operation of every test. The remote tests are about deepacp, not this login.
+        "SetEnv SHLVL=1\n"
     )
     host_key = (folder / "host_key.pub").read_text().split()
     (folder / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
