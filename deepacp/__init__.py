@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING
 
 from deepacp._version import __version__
+from deepacp.deferred_inits import install
 from deepacp.lazy import lazy_names
 
 if TYPE_CHECKING:
@@ -26,4 +27,7 @@ __all__ = [
 
 # Imported on first use: `deepacp --stdio` must answer `initialize` before the harness
 # (LangChain, LangGraph) is loaded.
+# Two packages LangChain and LangGraph import for a few names load the rest when used
+# (deferred_inits.py): a third of the harness import's CPU.
+install()
 __getattr__ = lazy_names(__name__, dict.fromkeys(set(__all__) - {"__version__"}, "deepacp.harness"))
