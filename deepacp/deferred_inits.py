@@ -16,21 +16,23 @@ package imported before `install()` is left as it is.
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import sys
 import threading
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 DEFERRED = frozenset({"langsmith.types", "langgraph_sdk"})
 
 
-class _DeferredInit(importlib.abc.Loader):
+class _DeferredInit:
     """Makes the package module with its `__path__`; its `__init__` runs on first use."""
 
-    def __init__(self, loader: importlib.abc.Loader) -> None:
+    def __init__(self, loader: Loader) -> None:
         self.loader = loader
         self.lock = threading.RLock()
         self.ran = False
@@ -73,7 +75,7 @@ class _DeferredInit(importlib.abc.Loader):
         return getattr(self.loader, name)  # resources, source: the real loader's
 
 
-class DeferredInits(importlib.abc.MetaPathFinder):
+class DeferredInits:
     """Finds the packages `names` with their `__init__` deferred."""
 
     def __init__(self, names: frozenset[str]) -> None:
@@ -87,7 +89,7 @@ class DeferredInits(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None or spec.submodule_search_locations is None:
             return None  # not an installed package: the usual import says what is wrong
-        spec.loader = _DeferredInit(spec.loader)
+        spec.loader = _DeferredInit(spec.loader)  # type: ignore[assignment]
         return spec
 
 
