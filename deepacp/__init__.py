@@ -25,9 +25,10 @@ __all__ = [
 ]
 
 
-# Imported on first use: `deepacp --stdio` must answer `initialize` before the harness
-# (LangChain, LangGraph) is loaded.
 # Two packages LangChain and LangGraph import for a few names load the rest when used
 # (deferred_inits.py): a third of the harness import's CPU.
 install()
+
+# Imported on first use: `deepacp --stdio` must answer `initialize` before the harness
+# (LangChain, LangGraph) is loaded.
 __getattr__ = lazy_names(__name__, dict.fromkeys(set(__all__) - {"__version__"}, "deepacp.harness"))
