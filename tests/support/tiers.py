@@ -1,6 +1,7 @@
 """The suite's tiers: markers by folder, the per-test timeout, and which tests share a daemon.
 
-- tests/e2e/ is marked `e2e`: the real `deepacp` binary in a process of its own.
+- tests/e2e/ is marked `e2e`: a process of its own, most often the real `deepacp` binary
+  (also fresh Pythons probing imports, the `deepacp sandbox` launcher, the docs build).
 - tests/services/ is marked `services`: a real PostgreSQL, sshd, dockerd, `langgraph dev`
   or bubblewrap sandbox.
 - Every other folder runs in the test's process; `pytest -m "not e2e and not services"` is

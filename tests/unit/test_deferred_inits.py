@@ -1,12 +1,11 @@
 """A package whose `__init__` is deferred (deepacp/deferred_inits.py): a submodule imports
 without it, the first name asked for runs it once, and whoever uses the package sees it
-whole. Tried on a package made for the test, and on the two real ones in a fresh process."""
+whole. Tried on a package made for the test here; on the two real ones in a fresh process
+in tests/e2e/test_fresh_process.py."""
 
 from __future__ import annotations
 
 import importlib
-import json
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deepacp.deferred_inits import DEFERRED, DeferredInits
+from deepacp.deferred_inits import DeferredInits
 
 INIT = """
 import builtins, time
@@ -110,27 +109,3 @@ def test_an_init_that_fails_fails_where_its_name_is_asked_for(package: str, tmp_
     with pytest.raises(AttributeError):  # as after any failed import: not run again
         _ = module.BIG
     assert runs() == ["init"]
-
-
-PROBE = """
-import json, sys
-import deepacp
-from deepacp.session import import_harness
-import_harness()
-before = sorted(set(sys.modules) & {"langsmith.types.run", "langgraph_sdk.client"})
-from langsmith.types import Run
-import langgraph_sdk
-client = langgraph_sdk.get_client
-print(json.dumps({"before": before, "run": Run.__module__, "client": client.__module__}))
-"""
-
-
-def test_the_harness_import_leaves_the_two_inits_until_used() -> None:
-    """The measured win (a third of the harness import's CPU), and both packages whole
-    for whoever uses them afterwards."""
-    assert {"langsmith.types", "langgraph_sdk"} == DEFERRED
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
-    assert seen["before"] == [] and seen["run"] == "langsmith.types.run"
-    assert seen["client"].startswith("langgraph_sdk.")

@@ -1,13 +1,11 @@
-"""What a user gets from the package itself: its licence, the Python it needs (said in one
-line on an older one), MCP in every install, and the same install line wherever it is given."""
+"""What a user gets from the package itself: its licence, the Python it needs (what an older
+one is told: tests/e2e/test_fresh_process.py), MCP in every install, and the same install
+line wherever it is given."""
 
 from __future__ import annotations
 
 import ast
-import json
 import re
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -17,26 +15,6 @@ from deepacp.requires_python import REQUIRED
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-
-OLD_PYTHON = r"""
-import runpy, sys
-
-# Python 3.10 as far as deepacp can see: its version, and none of what 3.11 added to the
-# standard library (tomllib), so a module that needs it fails as it would there.
-sys.version_info = (3, 10, 14, "final", 0)
-
-
-class Python310Stdlib:
-    def find_spec(self, name, path=None, target=None):
-        if name == "tomllib":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-
-sys.meta_path.insert(0, Python310Stdlib())
-sys.argv = ["deepacp", *sys.argv[1:]]
-runpy.run_module("deepacp", run_name="__main__", alter_sys=True)
-"""
 
 
 def test_the_licence_is_the_mit_licence_pyproject_names() -> None:
@@ -56,26 +34,6 @@ def test_requires_python_is_the_version_deepacp_checks() -> None:
     assert PROJECT["requires-python"] == ">=" + ".".join(map(str, REQUIRED))
 
 
-@pytest.mark.parametrize("args", [["--version"], ["--stdio"], ["doctor"]])
-def test_an_older_python_is_told_in_one_line(tmp_path: Path, args: list[str]) -> None:
-    """`python3.10 -m deepacp` from a source tree, where pip never had a say."""
-    script = tmp_path / "python310.py"
-    script.write_text(OLD_PYTHON)
-    done = subprocess.run(
-        [sys.executable, str(script), *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        cwd=ROOT,
-        timeout=60,
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert done.stdout == ""
-    assert done.stderr == (
-        f"deepacp needs Python 3.11 or newer; this is Python 3.10.14 ({sys.executable})\n"
-    )
-
-
 @pytest.mark.parametrize(
     "module",
     ["__init__.py", "__main__.py", "_version.py", "requires_python.py", "cli.py", "cli_help.py"],
@@ -92,26 +50,6 @@ def test_mcp_is_part_of_every_install() -> None:
     core = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0] for d in PROJECT["dependencies"]}
     assert "langchain-mcp-adapters" in core
     assert "mcp" not in PROJECT["optional-dependencies"]
-
-
-INITIALIZE_IMPORTS = """
-import json, sys
-from deepacp.acp.capabilities import initialize_result
-result = initialize_result({"protocolVersion": 1, "clientCapabilities": {}})
-print(json.dumps({"mcp": result["agentCapabilities"]["mcpCapabilities"],
-                  "loaded": sorted(m for m in sys.modules if m.split(".")[0] in
-                                   ("mcp", "langchain_mcp_adapters"))}))
-"""
-
-
-def test_initialize_offers_remote_mcp_without_importing_it() -> None:
-    """`deepacp --stdio` answers `initialize` from what the server module imports: MCP
-    is said to work over http and sse, and nothing of it is loaded to say so."""
-    done = subprocess.run(
-        [sys.executable, "-c", INITIALIZE_IMPORTS], capture_output=True, text=True, check=True
-    )
-    answer = json.loads(done.stdout)
-    assert answer == {"mcp": {"http": True, "sse": True}, "loaded": []}
 
 
 def readme_section(title: str) -> str:

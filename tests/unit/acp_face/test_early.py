@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -109,19 +107,3 @@ def test_a_file_is_not_read(tmp_path: Path) -> None:
     os.close(stdout_w)
     os.close(stdout_r)
     assert early.params is None and early.rest == b""
-
-
-def test_the_way_to_the_first_answer_imports_no_asyncio() -> None:
-    """What `deepacp --stdio` imports before it answers (the command line, the server, the
-    options): asyncio alone took a third of the time to the answer; the SDK and pydantic
-    far more."""
-    probe = (
-        "import sys\n"
-        "from deepacp.cli import build_parser, server_options\n"
-        "from deepacp.acp.server import serve\n"
-        "server_options(build_parser().parse_args(['--stdio']))\n"
-        "print(sorted(m for m in ('asyncio', 'acp', 'pydantic', 'logging.handlers')"
-        " if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert out.stdout.strip() == "[]", out.stderr
